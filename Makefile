@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# pagefill: top-level entry points.
+#
+#   make                 build pagefill.ko against the cached fast test kernel
+#                        (creating the toolchain root and kernel if needed)
+#   make KDIR=<dir>      build against any Rust-enabled kernel build, e.g.
+#                        /lib/modules/$(uname -r)/build (add LLVM=1 if that
+#                        kernel was built with clang)
+#   make CLIPPY=1        the same, with clippy over the Rust code
+#   make sim             build the device model (tools/pagefill-sim)
+#   make check           the test command (tests/run.sh)
+#   make clean
+
+ifneq ($(KERNELRELEASE),)
+# Kbuild reads ./Kbuild; nothing to do here.
+else
+
+ifeq ($(KDIR),)
+PF_DEFAULT_KDIR := 1
+endif
+JOBS ?= $(shell nproc)
+
+.PHONY: all modules sim check clean
+
+all: modules
+
+ifdef PF_DEFAULT_KDIR
+modules:
+	scripts/in-root.sh $(MAKE) -j$(JOBS) KDIR="$$(scripts/build-kernel.sh fast)" LLVM=1 \
+		$(if $(CLIPPY),CLIPPY=$(CLIPPY)) $(if $(W),W=$(W)) modules
+else
+modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(LLVM),LLVM=$(LLVM)) \
+		$(if $(CLIPPY),CLIPPY=$(CLIPPY)) $(if $(W),W=$(W)) modules
+endif
+
+sim:
+	cargo build --release -p pagefill-sim
+
+check:
+	tests/run.sh
+
+clean:
+	rm -rf .tmp_versions Module.symvers modules.order .modules.order.cmd
+	find drivers -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+		-o -name '.*.cmd' -o -name '*_generated.rs' -o -name '*.rmeta' -o -name '.*.d' \
+		| xargs rm -f
+endif

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Input to bindgen for the declarations the pagefill driver needs and
+ * kernel::bindings lacks: the networking core, page_pool and the driver's
+ * own C helpers. The allowlist is in this directory's Makefile.
+ */
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <net/page_pool/types.h>
+#include <pagefill/helpers.h>

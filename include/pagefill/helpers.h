@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * C helpers of the pagefill driver: out-of-line wrappers for the static
+ * inline kernel functions its Rust code needs. bindgen cannot bind a static
+ * inline function, and kernel::bindings only carries the helpers of the
+ * subsystems that have Rust abstractions upstream; networking has none yet.
+ *
+ * Each helper does nothing but call the inline it is named after.
+ */
+#ifndef _PAGEFILL_HELPERS_H
+#define _PAGEFILL_HELPERS_H
+
+#include <linux/types.h>
+
+struct net_device;
+struct napi_struct;
+struct sk_buff;
+struct page_pool;
+struct page;
+
+void *pagefill_netdev_priv(const struct net_device *dev);
+bool pagefill_napi_schedule(struct napi_struct *napi);
+void pagefill_skb_mark_for_recycle(struct sk_buff *skb);
+struct page *pagefill_page_pool_dev_alloc_pages(struct page_pool *pool);
+dma_addr_t pagefill_page_pool_get_dma_addr(const struct page *page);
+
+#endif /* _PAGEFILL_HELPERS_H */

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# build-kernel.sh [--path] FLAVOUR
+#
+# Build (once) a test kernel of the given flavour (fast, debug) in the cache
+# and print its build directory. The build is keyed by the kernel source's
+# version and a hash of the config fragments and this script, so a second run
+# with the same inputs returns at once. --path prints the directory without
+# building.
+#
+# The source is the toolchain root's linux-source-7.3, unpacked once into the
+# cache, unless KSRC= points at another kernel source tree.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+only_path=
+if [ "${1:-}" = --path ]; then
+	only_path=1
+	shift
+fi
+flavour=${1:-fast}
+frag_dir=$PF_TOP/scripts/kconfig
+[ -f "$frag_dir/$flavour.config" ] || pf_die "unknown kernel flavour '$flavour' (have: $(cd "$frag_dir" && ls ./*.config | sed 's|./||; s|.config||; /^base$/d' | tr '\n' ' '))"
+
+root=$(pf_root_dir)
+if [ -n "${KSRC:-}" ]; then
+	src=$(cd "$KSRC" && pwd)
+	srcver=$(make -s -C "$src" kernelversion 2>/dev/null || echo custom)-$(echo "$src" | sha256sum | cut -c1-8)
+else
+	tarball=$(ls "$root"/usr/src/linux-source-7.3.tar.* 2>/dev/null | head -n 1 || true)
+	if [ -z "$tarball" ]; then
+		pf_die "no kernel source: the toolchain root has no linux-source-7.3 (run scripts/toolchain-root.sh; if Debian no longer carries it, set KSRC=/path/to/linux-7.3 to a kernel source tree)"
+	fi
+	debver=$(chroot "$root" dpkg-query -W -f='${Version}' linux-source-7.3)
+	srcver=7.3-$debver
+	src=$PF_CACHE/src/linux-source-$srcver
+fi
+key=$(pf_hash "$frag_dir/base.config" "$frag_dir/$flavour.config" "$0")
+out=$PF_CACHE/kernel/$flavour-$srcver-$key
+
+if [ -n "$only_path" ] || [ -e "$out/.complete" ]; then
+	echo "$out"
+	exit 0
+fi
+
+mkdir -p "$PF_CACHE/kernel" "$PF_CACHE/src"
+exec 9>"$out.lock"
+flock 9
+if [ -e "$out/.complete" ]; then
+	echo "$out"
+	exit 0
+fi
+
+t0=$SECONDS
+if [ -z "${KSRC:-}" ] && [ ! -e "$src/.complete" ]; then
+	pf_log "unpacking $(basename "$tarball") into $src"
+	rm -rf "$src" "$src.tmp"
+	mkdir -p "$src.tmp"
+	tar -C "$src.tmp" --strip-components=1 -xf "$tarball"
+	touch "$src.tmp/.complete"
+	mv "$src.tmp" "$src"
+fi
+
+pf_log "building the $flavour kernel in $out"
+rm -rf "$out"
+mkdir -p "$out"
+jobs=$(nproc)
+# shellcheck disable=SC2016
+pf_in_root /bin/bash -ec '
+	src=$1; out=$2; frag_dir=$3; flavour=$4; jobs=$5
+	mk() { make -C "$src" O="$out" LLVM=1 "$@"; }
+	mk -s tinyconfig
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+		"$frag_dir/base.config" "$frag_dir/$flavour.config" >/dev/null
+	mk -s olddefconfig
+	missing=
+	for f in "$frag_dir/base.config" "$frag_dir/$flavour.config"; do
+		while IFS= read -r line; do
+			case "$line" in CONFIG_*=y) ;; *) continue ;; esac
+			grep -qx "$line" "$out/.config" || missing="$missing ${line%=y}"
+		done < "$f"
+	done
+	[ -z "$missing" ] || echo "config options that did not stick:$missing" >&2
+	grep -qx CONFIG_RUST=y "$out/.config" || {
+		echo "CONFIG_RUST did not stick; make rustavailable says:" >&2
+		mk rustavailable >&2 || true
+		exit 1
+	}
+	mk -s -j"$jobs" bzImage modules
+' build-kernel "$src" "$out" "$frag_dir" "$flavour" "$jobs" >&2
+
+touch "$out/.complete"
+pf_log "$flavour kernel built in $((SECONDS - t0)) s"
+echo "$out"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The main job: set up everything (toolchain root, fast kernel, device model,
+# module), boot a VM with two pagefill NICs, load the driver and show it
+# bound to the devices.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+flavour=${1:-fast}
+ko=$("$PF_TOP/scripts/build-module.sh" "$flavour")
+exec "$PF_TOP/scripts/vm-run.sh" --kernel "$flavour" --nics 2 -- sh tests/vm/demo.sh "$ko"

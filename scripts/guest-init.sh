@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of a test VM (see scripts/vm-run.sh). The root filesystem is the
+# read-only toolchain root over 9p; writable places are tmpfs. Runs the
+# command that vm-run.sh left in the pfout share, records its output and exit
+# status there, and powers the VM off.
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH HOME=/root TERM=dumb LANG=C.UTF-8
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+for d in /tmp /run /var/tmp /var/log /var/lib /root /mnt; do
+	mount -t tmpfs tmpfs "$d"
+done
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+mkdir -p /run/pf /run/netns
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 pfout /run/pf
+hostname pagefill-vm
+ip link set lo up
+
+( . /run/pf/cmd ) >/run/pf/output 2>&1
+echo $? >/run/pf/rc
+# The command's output also goes to the console log, in order with the kernel's.
+cat /run/pf/output >/dev/console
+sync
+umount /run/pf
+echo b >/proc/sysrq-trigger
+sleep 5

@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the pagefill scripts. Source it; do not run it.
+#
+# Everything big (the toolchain root, kernel trees and builds) lives in a cache
+# folder outside the repository, keyed by the inputs that made it, so a second
+# run reuses it and a change of input builds a fresh one beside the old.
+
+PF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PF_CACHE=${PAGEFILL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pagefill}
+export PF_TOP PF_CACHE
+
+pf_log() { printf '[pagefill %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+pf_die() { pf_log "error: $*"; exit 1; }
+
+# pf_hash FILE... : short content hash of the given files, in order.
+pf_hash() { cat "$@" | sha256sum | cut -c1-16; }
+
+# The toolchain root's key: the script that makes it and its package lists.
+pf_root_key() {
+	pf_hash "$PF_TOP/scripts/toolchain-root.sh" "$PF_TOP"/scripts/root-packages/*.txt
+}
+
+pf_root_dir() { echo "$PF_CACHE/root-$(pf_root_key)"; }
+
+# pf_in_root CMD... : run CMD inside the toolchain root, in a private mount
+# namespace so nothing stays mounted when it ends. The repository and the
+# cache are bound at the same paths as on the host, so paths mean the same
+# thing on both sides.
+pf_in_root() {
+	local root
+	root=$(pf_root_dir)
+	[ -x "$root/usr/bin/rustc" ] || pf_die "no toolchain root at $root: run scripts/toolchain-root.sh"
+	unshare --mount --propagation private -- /bin/bash -c '
+		set -e
+		root=$1; top=$2; cache=$3; shift 3
+		mount --rbind /dev "$root/dev"
+		mount -t proc proc "$root/proc"
+		mount --rbind /sys "$root/sys"
+		mount -t tmpfs tmpfs "$root/tmp"
+		mkdir -p "$root$top" "$root$cache"
+		mount --bind "$top" "$root$top"
+		mount --bind "$cache" "$root$cache"
+		if [ -n "${PF_EXTRA_BIND:-}" ]; then
+			for d in $PF_EXTRA_BIND; do
+				mkdir -p "$root$d"; mount --bind "$d" "$root$d"
+			done
+		fi
+		exec chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb \
+			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			LANG=C.UTF-8 PAGEFILL_CACHE="$cache" PF_IN_ROOT=1 \
+			/bin/bash -c "cd \"\$0\" 2>/dev/null || cd /; exec \"\$@\"" "$PWD" "$@"
+	' pf-in-root "$root" "$PF_TOP" "$PF_CACHE" "$@"
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm-run.sh [options] [--] CMD...
+#
+# Boot a test kernel under QEMU with pagefill NICs served by device-model
+# processes over vfio-user, run CMD (a shell command line) in the guest as
+# root with the repository as its working directory, and exit with CMD's
+# status. The guest's root filesystem is the toolchain root, read-only over
+# virtio-9p; the repository and the cache appear at their host paths.
+#
+# Options:
+#   --kernel FLAVOUR   kernel flavour to boot (fast, debug; default fast)
+#   --nics N           pagefill NICs to attach (default 1)
+#   --mem SIZE         guest RAM (default 2G)
+#   --smp N            guest CPUs (default 2)
+#   --kvm              use KVM instead of TCG (where KVM can boot a stock kernel)
+#   --timeout SECS     kill the VM after SECS (default 600)
+#   --append ARGS      extra kernel command line
+#   --keep DIR         keep the run folder (console log, model logs) in DIR
+#
+# The console log is printed when the command fails, the guest dies, a model
+# reports a driver bug, or the kernel logs a warning, a BUG, an oops, or a
+# KASAN/UBSAN/kmemleak/lockdep/DMA-API report: any of those fails the run.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+flavour=fast nics=1 mem=2G smp=2 accel=tcg timeout=600 append="" keep=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) flavour=$2; shift 2 ;;
+	--nics) nics=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--kvm) accel=kvm; shift ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--append) append=$2; shift 2 ;;
+	--keep) keep=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) pf_die "unknown option $1" ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || pf_die "usage: vm-run.sh [options] [--] CMD..."
+
+"$PF_TOP/scripts/toolchain-root.sh" >/dev/null
+kdir=$("$PF_TOP/scripts/build-kernel.sh" "$flavour")
+sim=$("$PF_TOP/scripts/build-sim.sh")
+
+mkdir -p "$PF_CACHE/run"
+run=$(mktemp -d "$PF_CACHE/run/vm.XXXXXX")
+mkdir -p "$run/out"
+sims=()
+cleanup() {
+	local pid
+	for pid in "${sims[@]}"; do kill "$pid" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	if [ -n "$keep" ]; then
+		mkdir -p "$keep"
+		cp -a "$run/." "$keep/"
+	fi
+	rm -rf "$run"
+}
+trap cleanup EXIT
+
+# The guest command and its environment, read by scripts/guest-init.sh.
+{
+	printf 'export PF_TOP=%q PF_KDIR=%q PF_FLAVOUR=%q PF_NICS=%q PAGEFILL_CACHE=%q\n' \
+		"$PF_TOP" "$kdir" "$flavour" "$nics" "$PF_CACHE"
+	printf 'cd %q\n' "$PF_TOP"
+	printf '%s\n' "$*"
+} >"$run/out/cmd"
+
+devices=()
+for i in $(seq 0 $((nics - 1))); do
+	sock=$run/nic$i.sock
+	RUST_LOG=${PAGEFILL_SIM_LOG:-info} "$sim" --socket "$sock" >"$run/nic$i.log" 2>&1 &
+	sims+=($!)
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	[ -S "$sock" ] || { cat "$run/nic$i.log" >&2; pf_die "device model $i did not start"; }
+	devices+=(-device "pcie-root-port,id=rp$i,chassis=$((i + 1)),slot=$((i + 1))")
+	devices+=(-device "{\"driver\":\"vfio-user-pci\",\"id\":\"nic$i\",\"bus\":\"rp$i\",\"socket\":{\"type\":\"unix\",\"path\":\"$sock\"}}")
+done
+
+if [ "$accel" = kvm ]; then
+	accel_args=(-accel kvm -cpu host)
+else
+	accel_args=(-accel tcg,thread=multi -cpu max)
+fi
+
+cmdline="console=ttyS0 root=pfroot rootfstype=9p ro"
+cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=524288"
+cmdline+=" init=$PF_TOP/scripts/guest-init.sh panic=-1 oops=panic"
+cmdline+=" $append"
+
+pf_log "booting the $flavour kernel with $nics pagefill NIC(s)"
+t0=$SECONDS
+set +e
+timeout --kill-after=10 "$timeout" "$PF_TOP/scripts/in-root.sh" qemu-system-x86_64 \
+	-machine q35,memory-backend=mem "${accel_args[@]}" -smp "$smp" -m "$mem" \
+	-object "memory-backend-memfd,id=mem,size=$mem,share=on" \
+	-kernel "$kdir/arch/x86/boot/bzImage" -append "$cmdline" \
+	-fsdev local,id=pfroot,path=/,security_model=none,readonly=on \
+	-device virtio-9p-pci,fsdev=pfroot,mount_tag=pfroot \
+	-fsdev "local,id=pfout,path=$run/out,security_model=none" \
+	-device virtio-9p-pci,fsdev=pfout,mount_tag=pfout \
+	"${devices[@]}" \
+	-nographic -serial stdio -monitor none -no-reboot \
+	>"$run/console.log" 2>&1 </dev/null
+qemu_rc=$?
+set -e
+pf_log "VM ran for $((SECONDS - t0)) s"
+[ -f "$run/out/output" ] && cat "$run/out/output"
+
+# The models exit when QEMU disconnects; a non-zero status is a driver bug.
+sim_failed=
+for i in "${!sims[@]}"; do
+	if ! wait "${sims[$i]}"; then
+		sim_failed=1
+		pf_log "device model $i failed:"
+		tail -n 20 "$run/nic$i.log" >&2
+	fi
+done
+sims=()
+
+rc=
+[ -f "$run/out/rc" ] && rc=$(cat "$run/out/rc")
+problems=$(grep -nE "$(cat "$PF_TOP/scripts/kernel-log-problems.txt" | sed -e '/^#/d' -e '/^$/d' | paste -sd'|')" "$run/console.log" || true)
+
+fail=
+if [ -z "$rc" ]; then
+	fail="the guest died before the command finished (QEMU exit $qemu_rc)"
+elif [ -n "$problems" ]; then
+	fail="the kernel log has problems:
+$problems"
+elif [ -n "$sim_failed" ]; then
+	fail="a device model reported a driver bug"
+elif [ "$rc" != 0 ]; then
+	fail="the command exited with status $rc"
+fi
+if [ -n "$fail" ]; then
+	echo "----- console log ($run/console.log) -----" >&2
+	cat "$run/console.log" >&2
+	echo "----- end of console log -----" >&2
+	pf_log "FAILED: $fail"
+	[ -n "$rc" ] && [ "$rc" != 0 ] && exit "$rc"
+	exit 1
+fi
+exit 0

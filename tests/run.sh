@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The test command: sets up everything it needs (toolchain root, test
+# kernels, device model, module), then runs the host tests and the VM tests
+# on each kernel flavour, and prints one summary line
+# "N passed, N failed, N skipped". Exits non-zero if anything failed.
+#
+# PAGEFILL_FLAVOURS selects the kernel flavours (default: "fast debug").
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+
+flavours=${PAGEFILL_FLAVOURS:-fast debug}
+passed=0 failed=0 skipped=0
+results=()
+t_start=$SECONDS
+
+stage() { pf_log "== $* (at $((SECONDS - t_start)) s)"; }
+record() { # record NAME RESULT
+	results+=("$(printf '%-8s %s' "$2" "$1")")
+	case "$2" in
+	pass) passed=$((passed + 1)) ;;
+	fail) failed=$((failed + 1)) ;;
+	skip) skipped=$((skipped + 1)) ;;
+	esac
+}
+
+# Counts the KTAP test points of a test's output, under a name prefix.
+count_ktap() { # count_ktap PREFIX FILE
+	local line name
+	while IFS= read -r line; do
+		case "$line" in
+		"not ok "*)
+			name=${line#not ok }; name=${name#* }
+			record "$1: $name" fail ;;
+		"ok "*"# SKIP"*)
+			name=${line#ok }; name=${name#* }
+			record "$1: $name" skip ;;
+		"ok "*)
+			name=${line#ok }; name=${name#* }
+			record "$1: $name" pass ;;
+		esac
+	done < <(grep -E '^(not )?ok [0-9]+ ' "$2")
+}
+
+stage "setup: toolchain root"
+"$top/scripts/toolchain-root.sh" >/dev/null || { record "setup: toolchain root" fail; flavours=""; }
+for f in $flavours; do
+	stage "setup: $f kernel"
+	"$top/scripts/build-kernel.sh" "$f" >/dev/null || { record "setup: $f kernel" fail; flavours=${flavours//$f/}; }
+done
+
+stage "host tests (cargo test)"
+host_log=$(mktemp)
+cargo test --workspace --manifest-path "$top/Cargo.toml" 2>&1 | tee "$host_log" | grep -E '^test |test result' >&2
+host_rc=${PIPESTATUS[0]}
+while read -r _ _ _ p _ f _ i _; do
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + i))
+done < <(grep -E '^test result:' "$host_log" | sed 's/;//g')
+if [ "$host_rc" != 0 ] && ! grep -q '^test result:.* [1-9][0-9]* failed' "$host_log"; then
+	tail -n 30 "$host_log" >&2
+	record "host: cargo test did not run" fail
+fi
+rm -f "$host_log"
+
+for f in $flavours; do
+	stage "$f kernel: build module"
+	if ! ko=$("$top/scripts/build-module.sh" "$f"); then
+		record "$f: build pagefill.ko" fail
+		continue
+	fi
+	for t in "$top"/tests/vm/*.test; do
+		name=$(basename "$t" .test)
+		stage "$f kernel: VM test $name"
+		out=$(mktemp)
+		# A .test file holds the vm-run options and the guest command line.
+		# shellcheck disable=SC1090
+		. "$t"
+		"$top/scripts/vm-run.sh" --kernel "$f" "${vm_opts[@]}" -- "${vm_cmd[@]}" "$ko" >"$out" 2>&1
+		rc=$?
+		cat "$out" >&2
+		count_ktap "$f: $name" "$out"
+		if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out"; then
+			record "$f: $name (VM run failed, see log above)" fail
+		fi
+		rm -f "$out"
+	done
+done
+
+stage "done"
+printf '\n%s\n' "${results[@]}"
+echo
+echo "wall time: $((SECONDS - t_start)) s"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+# KTAP output for the in-VM tests (the format kselftest uses). Source it.
+
+ktap_n=0
+ktap_fail=0
+ktap_plan() { echo "TAP version 13"; echo "1..$1"; }
+ktap_ok() { ktap_n=$((ktap_n + 1)); echo "ok $ktap_n $*"; }
+ktap_not_ok() { ktap_n=$((ktap_n + 1)); ktap_fail=$((ktap_fail + 1)); echo "not ok $ktap_n $*"; }
+ktap_skip() { ktap_n=$((ktap_n + 1)); echo "ok $ktap_n $1 # SKIP ${2:-}"; }
+# ktap_check NAME CMD...: one test point from a command's status.
+ktap_check() {
+	name=$1
+	shift
+	if "$@"; then ktap_ok "$name"; else ktap_not_ok "$name"; fi
+}
+ktap_finish() { [ "$ktap_fail" -eq 0 ]; }
+
+# The PCI addresses of the pagefill NICs, from their vendor and device IDs.
+pf_nics() {
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor")" = 0x1b36 ] && [ "$(cat "$d/device")" = 0x00fe ] &&
+			basename "$d"
+	done
+}
+
+# Kernel log lines since the mark set by pf_log_mark.
+pf_log_mark() { pf_log_start=$(dmesg | wc -l); }
+pf_log_since() { dmesg | tail -n +"$((pf_log_start + 1))"; }
+
+# A kmemleak scan that reports only leaks: objects must be older than the
+# minimum age before a scan may name them, hence the wait and second scan.
+pf_kmemleak_clean() {
+	k=/sys/kernel/debug/kmemleak
+	[ -w "$k" ] || return 0
+	echo scan >"$k"
+	sleep 6
+	echo scan >"$k"
+	leaks=$(cat "$k")
+	[ -z "$leaks" ] || { echo "$leaks"; return 1; }
+}

@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# probe.sh PAGEFILL_KO: in the guest, load the driver, check that it found
+# every pagefill NIC with the right identity and interface version, unbind and
+# rebind them, unload and reload the module, and check that nothing leaked.
+. "$(dirname "$0")/ktap.sh"
+ko=$1
+drv=/sys/bus/pci/drivers/pagefill
+
+nics=$(pf_nics)
+n=$(echo "$nics" | grep -c .)
+ktap_plan 7
+
+ktap_check "the guest sees $PF_NICS pagefill NIC(s)" [ "$n" -eq "$PF_NICS" ]
+
+pf_log_mark
+ktap_check "insmod pagefill.ko" insmod "$ko"
+probed=0
+for bdf in $nics; do
+	pf_log_since | grep -q "pagefill $bdf: pagefill NIC, interface 1\.0$" &&
+		[ -e "$drv/$bdf" ] && probed=$((probed + 1))
+done
+ktap_check "probe bound every NIC and logged identity 1.0" [ "$probed" -eq "$n" ]
+
+pf_log_mark
+for bdf in $nics; do echo "$bdf" >"$drv/unbind"; done
+unbound=0
+for bdf in $nics; do
+	[ ! -e "$drv/$bdf" ] && pf_log_since | grep -q "pagefill $bdf: pagefill NIC unbound" &&
+		unbound=$((unbound + 1))
+done
+ktap_check "unbind released every NIC" [ "$unbound" -eq "$n" ]
+
+for bdf in $nics; do echo "$bdf" >"$drv/bind"; done
+rebound=0
+for bdf in $nics; do [ -e "$drv/$bdf" ] && rebound=$((rebound + 1)); done
+ktap_check "bind probes every NIC again" [ "$rebound" -eq "$n" ]
+
+reload() { rmmod pagefill && insmod "$ko" && rmmod pagefill; }
+ktap_check "rmmod, insmod, rmmod" reload
+ktap_check "no kmemleak report" pf_kmemleak_clean
+ktap_finish
