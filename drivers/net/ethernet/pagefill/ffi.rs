@@ -10,6 +10,9 @@
     non_upper_case_globals,
     non_snake_case,
     unsafe_op_in_unsafe_fn,
+    unreachable_pub,
+    improper_ctypes,
+    missing_docs,
     clippy::all,
     clippy::undocumented_unsafe_blocks
 )]

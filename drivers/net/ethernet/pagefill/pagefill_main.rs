@@ -14,6 +14,9 @@ use kernel::{
     prelude::*, //
 };
 
+// The ABI is shared with the device model, which uses parts the driver does
+// not (and declares them `pub` for its own crate).
+#[allow(dead_code, unreachable_pub)]
 #[path = "../../../../include/pagefill/abi.rs"]
 mod abi;
 mod ffi;
