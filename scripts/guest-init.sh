@@ -6,7 +6,7 @@
 # command that vm-run.sh left in the pfout share, records its output and exit
 # status there, and powers the VM off.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export PATH HOME=/root TERM=dumb LANG=C.UTF-8
+export PATH HOME=/tmp TERM=dumb LANG=C.UTF-8
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -14,7 +14,8 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-for d in /tmp /run /var/tmp /var/log /var/lib /root /mnt; do
+# Not /root: the cache (kernel and module builds) may live under it.
+for d in /tmp /run /var/tmp /var/log /var/lib /mnt; do
 	mount -t tmpfs tmpfs "$d"
 done
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
@@ -31,4 +32,6 @@ cat /run/pf/output >/dev/console
 sync
 umount /run/pf
 echo b >/proc/sysrq-trigger
-sleep 5
+# PID 1 must not exit: that would panic the kernel instead of stopping it.
+busybox reboot -f
+while :; do sleep 1; done

@@ -65,6 +65,16 @@ fi
 rm -f "$host_log"
 
 for f in $flavours; do
+	stage "$f kernel: VM runner self-test"
+	out=$(mktemp)
+	"$top/tests/host/vm-runner.sh" "$f" >"$out" 2>&1
+	cat "$out" >&2
+	count_ktap "$f: vm-runner" "$out"
+	rm -f "$out"
+	break
+done
+
+for f in $flavours; do
 	stage "$f kernel: build module"
 	if ! ko=$("$top/scripts/build-module.sh" "$f"); then
 		record "$f: build pagefill.ko" fail

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The pagefill NIC's programming interface: PCI identity, BAR0 register map
-//! and the values the driver and the device agree on.
+//! The pagefill NIC's programming interface: PCI identity, limits, the BAR0
+//! register map and the layouts of everything the driver and the device share
+//! in host memory.
 //!
 //! This one file is compiled into both the kernel driver (as a module) and the
 //! device model (as the `pagefill-abi` crate), so the two cannot disagree. It
 //! uses `core` only. `Documentation/networking/device_drivers/ethernet/pagefill/`
 //! documents every item here; a host test checks that the tables there match.
+//!
+//! All multi-byte values, in registers and in memory, are little endian.
 
 /// PCI vendor ID: Red Hat's range for QEMU virtual devices, which the model
 /// is; a silicon NIC would carry its vendor's ID.
@@ -23,7 +26,9 @@ pub const MSIX_TABLE_OFFSET: u32 = 0x2000;
 /// Offset of the MSI-X pending bit array in BAR0.
 pub const MSIX_PBA_OFFSET: u32 = 0x3000;
 /// Number of MSI-X vectors the device offers.
-pub const MSIX_VECTORS: u16 = 8;
+pub const MSIX_VECTORS: u16 = 16;
+/// The MSI-X vector for link changes and device errors.
+pub const MISC_VECTOR: u16 = 0;
 
 /// Value of [`reg::ID`]: `"PGFL"` read as a little-endian `u32`.
 pub const ID_MAGIC: u32 = u32::from_le_bytes(*b"PGFL");
@@ -31,6 +36,36 @@ pub const ID_MAGIC: u32 = u32::from_le_bytes(*b"PGFL");
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: additions that a driver of the same major may ignore.
 pub const VERSION_MINOR: u16 = 0;
+
+/// Groups (broadcast domains) on the fabric, and entries in the master table.
+pub const MAX_GROUPS: usize = 4096;
+/// Nodes on the fabric, and entries in a node table.
+pub const MAX_NODES: usize = 32;
+/// Queue pairs (a receive completion ring and a transmit ring each).
+pub const MAX_QUEUES: usize = 4;
+/// Smallest receive buffer, as a power of two: one 4 KiB page.
+pub const MIN_BUF_SHIFT: u32 = 12;
+/// Largest receive buffer, as a power of two: 64 KiB.
+pub const MAX_BUF_SHIFT: u32 = 16;
+/// Largest Ethernet frame (without FCS) the fabric carries.
+pub const MAX_FRAME_LEN: usize = 9216;
+/// Smallest Ethernet frame (without FCS) the fabric carries.
+pub const MIN_FRAME_LEN: usize = 14;
+/// Link and bus speed in Mb/s.
+pub const LINK_SPEED_MBPS: u32 = 2500;
+/// Smallest and largest completion or transmit ring, as powers of two.
+pub const MIN_RING_SHIFT: u32 = 6;
+/// Largest completion or transmit ring, as a power of two.
+pub const MAX_RING_SHIFT: u32 = 15;
+
+/// Bytes of the master table: one 64-bit entry per group.
+pub const MASTER_TABLE_BYTES: usize = MAX_GROUPS * 8;
+/// Bytes of a node table: one 64-bit entry per source node.
+pub const NODE_TABLE_BYTES: usize = MAX_NODES * 8;
+/// Alignment of every DMA address the driver programs (tables, rings,
+/// buffers, queue status blocks): 256 bytes; buffers are also aligned to
+/// their size's page.
+pub const DMA_ALIGN: u64 = 256;
 
 /// Packs a major and minor version the way [`reg::VERSION`] reports them.
 pub const fn version(major: u16, minor: u16) -> u32 {
@@ -47,10 +82,332 @@ pub const fn version_minor(v: u32) -> u16 {
     v as u16
 }
 
-/// BAR0 register offsets. All registers are 32 bits wide and little endian.
+/// BAR0 register offsets. All registers are 32 bits wide and accessed only as
+/// naturally aligned 32-bit reads and writes.
 pub mod reg {
-    /// Read-only: [`super::ID_MAGIC`].
+    /// RO: [`super::ID_MAGIC`].
     pub const ID: usize = 0x000;
-    /// Read-only: interface version, major in bits 31:16, minor in 15:0.
+    /// RO: interface version, major in bits 31:16, minor in 15:0.
     pub const VERSION: usize = 0x004;
+    /// RO: [`super::MAX_GROUPS`].
+    pub const MAX_GROUPS: usize = 0x008;
+    /// RO: [`super::MAX_NODES`].
+    pub const MAX_NODES: usize = 0x00c;
+    /// RO: [`super::MAX_QUEUES`].
+    pub const MAX_QUEUES: usize = 0x010;
+    /// RO: smallest buffer shift in bits 7:0, largest in 15:8.
+    pub const BUF_SHIFTS: usize = 0x014;
+    /// RO: this NIC's node id on the fabric (0..MAX_NODES).
+    pub const NODE_ID: usize = 0x018;
+    /// RO: link speed in Mb/s.
+    pub const LINK_SPEED: usize = 0x01c;
+    /// RO: MAC address bytes 0..3 (byte 0 in bits 7:0).
+    pub const MAC_LO: usize = 0x020;
+    /// RO: MAC address bytes 4..5 in bits 15:0.
+    pub const MAC_HI: usize = 0x024;
+    /// RW: [`super::ctrl`] bits.
+    pub const CTRL: usize = 0x040;
+    /// RO: [`super::status`] bits.
+    pub const STATUS: usize = 0x044;
+    /// RW while disabled: master table DMA address, bits 31:0.
+    pub const MASTER_LO: usize = 0x048;
+    /// RW while disabled: master table DMA address, bits 63:32.
+    pub const MASTER_HI: usize = 0x04c;
+    /// RW while disabled: receive buffer size as a power of two.
+    pub const BUF_SHIFT: usize = 0x050;
+    /// RW: coalescing timer in microseconds: the longest a frame waits in a
+    /// partly filled buffer before the buffer is written. 0 writes every
+    /// buffer as soon as no further frame of its stream is waiting.
+    pub const COALESCE_USECS: usize = 0x054;
+    /// RW while disabled: queue pairs in use, 1..=MAX_QUEUES.
+    pub const NUM_QUEUES: usize = 0x058;
+    /// RW1C: [`super::misc`] cause bits; the misc vector fires when a bit
+    /// is set while armed.
+    pub const MISC_CAUSE: usize = 0x05c;
+    /// WO: write 1 to arm the misc vector.
+    pub const MISC_ARM: usize = 0x060;
+    /// WO: the host refilled the entry of a stream the device reported
+    /// starved; see [`super::stream_id`].
+    pub const XON: usize = 0x064;
+    /// WO: close every stream of a group and return its buffers; the value is
+    /// the group. Completions with [`super::rx_flags::FLUSH`] follow.
+    pub const GROUP_FLUSH: usize = 0x068;
+    /// RO: frames dropped because their group was not joined.
+    pub const DROP_UNJOINED: usize = 0x080;
+    /// RO: frames dropped because a starved stream overflowed the device's
+    /// holding buffer (the sender ignored xoff for too long).
+    pub const DROP_OVERFLOW: usize = 0x084;
+    /// RO: frames dropped as malformed (length out of range).
+    pub const DROP_BAD_FRAME: usize = 0x088;
+    /// RO: times a stream found its node table entry empty (starved).
+    pub const STARVED: usize = 0x08c;
+    /// RO: frames written to host buffers.
+    pub const RX_FRAMES: usize = 0x090;
+    /// RO: frames sent to the fabric.
+    pub const TX_FRAMES: usize = 0x094;
+    /// RO: frames dropped because the link was down.
+    pub const DROP_LINK_DOWN: usize = 0x098;
+    /// RO: descriptors refused as malformed (length, flags, group).
+    pub const TX_BAD_DESC: usize = 0x09c;
+    /// First queue pair's registers; queue `q` is at `QUEUE_BASE + q * QUEUE_STRIDE`.
+    pub const QUEUE_BASE: usize = 0x100;
+    /// Distance between two queue pairs' register blocks.
+    pub const QUEUE_STRIDE: usize = 0x40;
+    /// Queue register: receive completion ring address, bits 31:0.
+    pub const Q_CQ_LO: usize = 0x00;
+    /// Queue register: receive completion ring address, bits 63:32.
+    pub const Q_CQ_HI: usize = 0x04;
+    /// Queue register: receive completion ring entries as a power of two.
+    pub const Q_CQ_SHIFT: usize = 0x08;
+    /// Queue register: transmit ring address, bits 31:0.
+    pub const Q_TX_LO: usize = 0x0c;
+    /// Queue register: transmit ring address, bits 63:32.
+    pub const Q_TX_HI: usize = 0x10;
+    /// Queue register: transmit ring entries as a power of two.
+    pub const Q_TX_SHIFT: usize = 0x14;
+    /// Queue register: queue status block address, bits 31:0.
+    pub const Q_QSB_LO: usize = 0x18;
+    /// Queue register: queue status block address, bits 63:32.
+    pub const Q_QSB_HI: usize = 0x1c;
+    /// Queue register: MSI-X vectors, receive in bits 7:0, transmit in 15:8.
+    pub const Q_VECTORS: usize = 0x20;
+    /// Queue register, WO: [`super::arm`] bits.
+    pub const Q_ARM: usize = 0x24;
+    /// Queue register, WO: transmit doorbell, the free-running count of
+    /// descriptors the host has written.
+    pub const Q_TX_TAIL: usize = 0x28;
+
+    /// Offset of register `r` of queue pair `q`.
+    pub const fn queue(q: usize, r: usize) -> usize {
+        QUEUE_BASE + q * QUEUE_STRIDE + r
+    }
+    /// End of the register space.
+    pub const END: usize = QUEUE_BASE + super::MAX_QUEUES * QUEUE_STRIDE;
+}
+
+/// [`reg::CTRL`] bits.
+pub mod ctrl {
+    /// Start receiving and transmitting with the programmed tables and rings.
+    pub const ENABLE: u32 = 1 << 0;
+    /// Reset: stop, forget every buffer (all return to the host), clear the
+    /// configuration and counters. Reads back 0 when the reset is done.
+    pub const RESET: u32 = 1 << 1;
+}
+
+/// [`reg::STATUS`] bits.
+pub mod status {
+    /// The device is enabled.
+    pub const ENABLED: u32 = 1 << 0;
+    /// The link is up.
+    pub const LINK_UP: u32 = 1 << 1;
+    /// The device hit an error it cannot recover from without a reset (a bad
+    /// DMA address, a malformed configuration). See [`super::misc::ERROR`].
+    pub const FATAL: u32 = 1 << 2;
+}
+
+/// [`reg::MISC_CAUSE`] bits.
+pub mod misc {
+    /// The link changed state.
+    pub const LINK_CHANGE: u32 = 1 << 0;
+    /// The device hit a fatal error.
+    pub const ERROR: u32 = 1 << 1;
+}
+
+/// [`reg::Q_ARM`] bits.
+pub mod arm {
+    /// Arm the receive vector: it fires once at the next completion (at
+    /// once if completions the host has not consumed are already posted).
+    pub const RX: u32 = 1 << 0;
+    /// Arm the transmit vector: it fires once when descriptors complete.
+    pub const TX: u32 = 1 << 1;
+}
+
+/// The 32-bit stream id of [`reg::XON`]: group in bits 11:0, node in 20:16.
+pub const fn stream_id(group: u16, node: u8) -> u32 {
+    (group as u32 & 0xfff) | ((node as u32 & 0x1f) << 16)
+}
+
+/// Group of a [`stream_id`].
+pub const fn stream_group(id: u32) -> u16 {
+    (id & 0xfff) as u16
+}
+
+/// Node of a [`stream_id`].
+pub const fn stream_node(id: u32) -> u8 {
+    ((id >> 16) & 0x1f) as u8
+}
+
+/// The queue a stream's completions go to: a hash of group and node, so a
+/// stream always lands on one queue and streams spread over all of them.
+pub const fn stream_queue(group: u16, node: u8, num_queues: u32) -> u32 {
+    let mut h = stream_id(group, node).wrapping_mul(0x9e37_79b1);
+    h ^= h >> 16;
+    if num_queues == 0 {
+        0
+    } else {
+        h % num_queues
+    }
+}
+
+/// A receive completion: 32 bytes in the completion ring. The device writes
+/// bytes 0..28, then the last word with the phase bit, so a host that sees
+/// the expected phase (after a read barrier) sees the whole entry.
+pub mod rx_cqe {
+    /// Size of an entry.
+    pub const SIZE: usize = 32;
+    /// u64: DMA address of the buffer the completion is about, as the host
+    /// posted it; 0 for a [`super::rx_kind::STARVED`] completion.
+    pub const ADDR: usize = 0;
+    /// u32: bytes of the buffer the device wrote (records with padding).
+    pub const BYTES: usize = 8;
+    /// u16: records in the buffer.
+    pub const FRAMES: usize = 12;
+    /// u16: group of the stream.
+    pub const GROUP: usize = 14;
+    /// u8: source node of the stream.
+    pub const NODE: usize = 16;
+    /// u8: the queue whose ring this is.
+    pub const QUEUE: usize = 17;
+    /// u8: [`super::rx_kind`].
+    pub const KIND: usize = 18;
+    /// u8: [`super::rx_flags`].
+    pub const FLAGS: usize = 19;
+    /// u32: bit 0 is the phase: 1 in the first pass over the ring, then
+    /// flipped at every wrap.
+    pub const PHASE: usize = 28;
+}
+
+/// [`rx_cqe::KIND`] values.
+pub mod rx_kind {
+    /// The device wrote a buffer: `BYTES` bytes holding `FRAMES` records.
+    pub const DATA: u8 = 1;
+    /// The device took the entry's buffer as the first buffer of a stream
+    /// that had none; nothing written yet. The entry is empty now.
+    pub const CLAIM: u8 = 2;
+    /// A stream that had no buffer found its entry empty: the device paused
+    /// the sender (xoff) until the host refills the entry and writes
+    /// [`super::reg::XON`].
+    pub const STARVED: u8 = 3;
+}
+
+/// [`rx_cqe::FLAGS`] bits of a [`rx_kind::DATA`] completion.
+pub mod rx_flags {
+    /// Written because the next frame did not fit.
+    pub const FULL: u8 = 1 << 0;
+    /// Written because the sender signalled end of transmission.
+    pub const EOT: u8 = 1 << 1;
+    /// Written because the coalescing timer ran out.
+    pub const TIMEOUT: u8 = 1 << 2;
+    /// Written because the host flushed the group or reset the device.
+    pub const FLUSH: u8 = 1 << 3;
+    /// The device took the entry's buffer as this stream's next buffer; the
+    /// entry is empty now.
+    pub const NEXT_TAKEN: u8 = 1 << 4;
+    /// The device needed a next buffer and found the entry empty: sender
+    /// paused until the host refills the entry and writes XON.
+    pub const STARVED: u8 = 1 << 5;
+}
+
+/// A record in a receive buffer: an 8-byte header, then the frame, then
+/// padding to [`record::ALIGN`]. Records follow each other from offset 0.
+pub mod record {
+    /// Size of the header.
+    pub const HEADER_SIZE: usize = 8;
+    /// Alignment of every record.
+    pub const ALIGN: usize = 8;
+    /// u16: length of the frame that follows the header.
+    pub const LEN: usize = 0;
+    /// u16: reserved, 0.
+    pub const FLAGS: usize = 2;
+    /// u32: the frame's sequence number in its stream.
+    pub const SEQ: usize = 4;
+
+    /// Bytes a record of a `len`-byte frame takes, padding included.
+    pub const fn size(len: usize) -> usize {
+        (HEADER_SIZE + len + ALIGN - 1) & !(ALIGN - 1)
+    }
+}
+
+/// A transmit descriptor: 16 bytes in the transmit ring. A frame is one or
+/// more descriptors, the first with [`tx_flags::SOF`], the last with
+/// [`tx_flags::EOF`].
+pub mod tx_desc {
+    /// Size of a descriptor.
+    pub const SIZE: usize = 16;
+    /// u64: DMA address of the data.
+    pub const ADDR: usize = 0;
+    /// u16: bytes of data.
+    pub const LEN: usize = 8;
+    /// u16: destination group (the same in every descriptor of a frame).
+    pub const GROUP: usize = 10;
+    /// u8: [`super::tx_flags`].
+    pub const FLAGS: usize = 12;
+}
+
+/// [`tx_desc::FLAGS`] bits.
+pub mod tx_flags {
+    /// First descriptor of a frame.
+    pub const SOF: u8 = 1 << 0;
+    /// Last descriptor of a frame.
+    pub const EOF: u8 = 1 << 1;
+}
+
+/// The queue status block: 64 bytes of host memory per queue pair, where the
+/// host and the device tell each other their ring positions without MMIO.
+pub mod qsb {
+    /// Size of the block.
+    pub const SIZE: usize = 64;
+    /// u32, written by the host: receive completions consumed (free running).
+    /// The device reads it only when the ring looks full, and at arming.
+    pub const RX_CONSUMED: usize = 0;
+    /// u32, written by the device: transmit descriptors done (free running).
+    pub const TX_DONE: usize = 8;
+}
+
+/// A message on the fabric between NICs (and the traffic generator's virtual
+/// nodes): a 16-byte header, then for a frame its Ethernet bytes. The driver
+/// never sees these; they are here because they are part of the hardware.
+pub mod fabric {
+    /// Size of the header.
+    pub const HEADER_SIZE: usize = 16;
+    /// u16: [`super::FABRIC_MAGIC`].
+    pub const MAGIC: usize = 0;
+    /// u8: [`super::fabric_type`].
+    pub const TYPE: usize = 2;
+    /// u8: [`super::fabric_flags`].
+    pub const FLAGS: usize = 3;
+    /// u16: group the frame is sent to, or the stream's group for xoff/xon.
+    pub const GROUP: usize = 4;
+    /// u8: sending node.
+    pub const SRC: usize = 6;
+    /// u8: for xoff/xon, the node whose stream is paused or resumed.
+    pub const DST: usize = 7;
+    /// u16: Ethernet frame length.
+    pub const LEN: usize = 8;
+    /// u32: sequence number of the frame in its (group, source) stream.
+    pub const SEQ: usize = 12;
+}
+
+/// Value of [`fabric::MAGIC`].
+pub const FABRIC_MAGIC: u16 = 0x5046;
+
+/// [`fabric::TYPE`] values.
+pub mod fabric_type {
+    /// An Ethernet frame.
+    pub const FRAME: u8 = 1;
+    /// Pause the stream (group, DST) until xon: the receiver is starved.
+    pub const XOFF: u8 = 2;
+    /// Resume the stream (group, DST).
+    pub const XON: u8 = 3;
+}
+
+/// [`fabric::FLAGS`] bits.
+pub mod fabric_flags {
+    /// The sender has nothing more queued for now: end of transmission.
+    pub const EOT: u8 = 1 << 0;
+}
+
+/// The MAC address of node `node`: locally administered, `02:50:46:4c:00:NN`.
+pub const fn node_mac(node: u8) -> [u8; 6] {
+    [0x02, 0x50, 0x46, 0x4c, 0x00, node]
 }

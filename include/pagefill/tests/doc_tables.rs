@@ -4,32 +4,13 @@
 //! crate) the driver and device model must agree. This test reads the rst
 //! tables of `programming-interface.rst` and checks every row against
 //! `abi.rs`, and that every constant `abi.rs` defines is documented.
+//! `build.rs` lists the constants with the values the compiler gives them.
 
-use std::collections::BTreeMap;
+include!(concat!(env!("OUT_DIR"), "/constants.rs"));
 
 const DOC: &str = include_str!(
     "../../../Documentation/networking/device_drivers/ethernet/pagefill/programming-interface.rst"
 );
-const ABI_SRC: &str = include_str!("../abi.rs");
-
-/// Every documented name with the value `abi.rs` gives it.
-fn abi_values() -> BTreeMap<&'static str, u64> {
-    use pagefill_abi::*;
-    BTreeMap::from([
-        ("PCI_VENDOR_ID", u64::from(PCI_VENDOR_ID)),
-        ("PCI_DEVICE_ID", u64::from(PCI_DEVICE_ID)),
-        ("PCI_REVISION", u64::from(PCI_REVISION)),
-        ("BAR0_SIZE", BAR0_SIZE as u64),
-        ("MSIX_TABLE_OFFSET", u64::from(MSIX_TABLE_OFFSET)),
-        ("MSIX_PBA_OFFSET", u64::from(MSIX_PBA_OFFSET)),
-        ("MSIX_VECTORS", u64::from(MSIX_VECTORS)),
-        ("ID_MAGIC", u64::from(ID_MAGIC)),
-        ("VERSION_MAJOR", u64::from(VERSION_MAJOR)),
-        ("VERSION_MINOR", u64::from(VERSION_MINOR)),
-        ("ID", reg::ID as u64),
-        ("VERSION", reg::VERSION as u64),
-    ])
-}
 
 fn parse_number(s: &str) -> Option<u64> {
     let s = s.trim_matches('`');
@@ -51,13 +32,19 @@ fn doc_rows() -> Vec<(String, u64)> {
         .collect()
 }
 
+fn abi_value(name: &str) -> Option<u64> {
+    ALL_CONSTANTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, v)| v)
+}
+
 #[test]
 fn every_documented_value_matches_the_abi() {
-    let abi = abi_values();
     let rows = doc_rows();
-    assert!(rows.len() >= abi.len(), "too few table rows parsed: {rows:?}");
+    assert!(rows.len() >= ALL_CONSTANTS.len(), "too few table rows parsed: {rows:?}");
     for (name, value) in &rows {
-        let Some(&want) = abi.get(name.as_str()) else {
+        let Some(want) = abi_value(name) else {
             panic!("the doc's table names {name}, which abi.rs does not define");
         };
         assert_eq!(*value, want, "{name}: doc says {value:#x}, abi.rs says {want:#x}");
@@ -66,22 +53,32 @@ fn every_documented_value_matches_the_abi() {
 
 #[test]
 fn every_abi_constant_is_documented() {
-    let documented: Vec<String> = doc_rows().into_iter().map(|(n, _)| n).collect();
-    let consts = ABI_SRC.lines().filter_map(|l| {
-        let rest = l.trim_start().strip_prefix("pub const ")?;
-        if rest.starts_with("fn ") {
-            return None;
+    let rows = doc_rows();
+    let missing: Vec<&str> = ALL_CONSTANTS
+        .iter()
+        .map(|&(n, _)| n)
+        .filter(|n| !rows.iter().any(|(d, _)| d == n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "abi.rs defines constants the programming interface does not document: {missing:?}"
+    );
+}
+
+#[test]
+fn register_offsets_are_aligned_and_distinct() {
+    let regs: Vec<(&str, u64)> = ALL_CONSTANTS
+        .iter()
+        .copied()
+        .filter(|(n, _)| n.starts_with("reg::") && !n.starts_with("reg::Q_"))
+        .filter(|(n, _)| !matches!(*n, "reg::QUEUE_BASE" | "reg::QUEUE_STRIDE" | "reg::END"))
+        .collect();
+    for (i, (n, v)) in regs.iter().enumerate() {
+        assert_eq!(v % 4, 0, "{n} is not 32-bit aligned");
+        assert!(*v < pagefill_abi::reg::QUEUE_BASE as u64, "{n} overlaps the queue registers");
+        for (m, w) in &regs[i + 1..] {
+            assert_ne!(v, w, "{n} and {m} share an offset");
         }
-        rest.split(':').next().map(str::trim)
-    });
-    for name in consts {
-        assert!(
-            documented.iter().any(|d| d == name),
-            "abi.rs defines {name}, which the programming interface does not document"
-        );
-        assert!(
-            abi_values().contains_key(name),
-            "abi.rs defines {name}, which this test does not check"
-        );
     }
+    assert!(pagefill_abi::reg::END <= pagefill_abi::MSIX_TABLE_OFFSET as usize);
 }
