@@ -7,7 +7,23 @@
 //! MMIO, DMA and MSI-X. See
 //! `Documentation/networking/device_drivers/ethernet/pagefill/` for the
 //! programming interface it implements.
+//!
+//! - [`nic`]: registers, configuration, control;
+//! - [`rx`]: the receive engine over the group/node pointer table;
+//! - [`tx`]: the transmit engine;
+//! - [`dma`]: host memory as the device may reach it;
+//! - [`fabric`]: messages between NICs and their transport;
+//! - [`generator`]: virtual remote nodes sending numbered streams;
+//! - [`faults`]: a buggy or hostile device on demand;
+//! - [`server`], [`vfio`]: running it behind QEMU.
 
 pub mod config_space;
-pub mod device;
+pub mod dma;
+pub mod fabric;
+pub mod faults;
+pub mod generator;
+pub mod nic;
+pub mod rx;
+pub mod server;
+pub mod tx;
 pub mod vfio;

@@ -7,8 +7,10 @@
 use std::fs::File;
 use std::io::Write;
 use std::mem::size_of;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
-use log::{debug, warn};
+use log::{debug, error, warn};
 use vfio_bindings::bindings::vfio::{
     vfio_region_info, VFIO_IRQ_INFO_EVENTFD, VFIO_IRQ_SET_ACTION_TRIGGER,
     VFIO_IRQ_SET_DATA_EVENTFD, VFIO_IRQ_SET_DATA_NONE, VFIO_PCI_BAR0_REGION_INDEX,
@@ -18,33 +20,60 @@ use vfio_bindings::bindings::vfio::{
 use vfio_user::{DmaMapFlags, DmaUnmapFlags, IrqInfo, ServerBackend, ServerRegion};
 
 use crate::config_space::{ConfigSpace, CONFIG_SPACE_SIZE};
-use crate::device::Nic;
+use crate::dma::{DmaError, Mapping, Memory, Regions};
+use crate::nic::{Interrupts, Nic};
 use pagefill_abi as abi;
 
-/// One NIC instance as QEMU sees it.
-pub struct Backend {
-    pub config: ConfigSpace,
-    pub nic: Nic,
-    /// The eventfd behind each MSI-X vector, once the guest enabled it.
-    msix: Vec<Option<File>>,
+/// The MSI-X vectors as QEMU wired them: an eventfd each.
+#[derive(Default)]
+pub struct Msix {
+    enabled: bool,
+    fds: Vec<Option<File>>,
 }
 
-impl Default for Backend {
-    fn default() -> Self {
-        Self::new()
+/// [`Interrupts`] that signal the eventfds QEMU gave.
+pub struct MsixInterrupts(pub Arc<Mutex<Msix>>);
+
+impl Interrupts for MsixInterrupts {
+    fn raise(&mut self, vector: u16) {
+        let Ok(mut m) = self.0.lock() else { return };
+        if !m.enabled {
+            return;
+        }
+        if let Some(Some(fd)) = m.fds.get_mut(usize::from(vector)) {
+            let _ = fd.write_all(&1u64.to_le_bytes());
+        }
     }
+}
+
+/// Guest RAM as QEMU mapped it, shared between the vfio thread (which maps
+/// and unmaps) and the engine.
+#[derive(Clone, Default)]
+pub struct SharedRegions(pub Arc<RwLock<Regions>>);
+
+impl Memory for SharedRegions {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+        let err = DmaError { addr, len: buf.len() };
+        self.0.read().map_err(|_| err)?.read(addr, buf)
+    }
+    fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError> {
+        let err = DmaError { addr, len: buf.len() };
+        self.0.read().map_err(|_| err)?.write(addr, buf)
+    }
+    fn take_u64(&self, addr: u64) -> Result<u64, DmaError> {
+        self.0.read().map_err(|_| DmaError { addr, len: 8 })?.take_u64(addr)
+    }
+}
+
+/// One NIC as QEMU sees it.
+pub struct Backend {
+    pub config: ConfigSpace,
+    pub nic: Arc<Mutex<Nic>>,
+    pub regions: SharedRegions,
+    pub msix: Arc<Mutex<Msix>>,
 }
 
 impl Backend {
-    /// A backend for a NIC fresh from power-on.
-    pub fn new() -> Self {
-        Self {
-            config: ConfigSpace::new(),
-            nic: Nic::new(),
-            msix: (0..abi::MSIX_VECTORS).map(|_| None).collect(),
-        }
-    }
-
     /// The regions QEMU asks about: config space and BAR0, nothing else.
     pub fn regions() -> Vec<ServerRegion> {
         (0..VFIO_PCI_NUM_REGIONS)
@@ -92,15 +121,9 @@ impl Backend {
             .collect()
     }
 
-    /// Raises MSI-X `vector` if the guest has wired it up; returns whether an
-    /// interrupt was sent.
-    pub fn raise(&mut self, vector: usize) -> bool {
-        if !self.config.msix_enabled() {
-            return false;
-        }
-        match self.msix.get_mut(vector) {
-            Some(Some(fd)) => fd.write_all(&1u64.to_le_bytes()).is_ok(),
-            _ => false,
+    fn sync_msix_enable(&self) {
+        if let Ok(mut m) = self.msix.lock() {
+            m.enabled = self.config.msix_enabled();
         }
     }
 }
@@ -109,7 +132,10 @@ impl ServerBackend for Backend {
     fn region_read(&mut self, region: u32, offset: u64, data: &mut [u8]) -> std::io::Result<()> {
         match region {
             VFIO_PCI_CONFIG_REGION_INDEX => self.config.read(offset, data),
-            VFIO_PCI_BAR0_REGION_INDEX => self.nic.bar0_read(offset, data),
+            VFIO_PCI_BAR0_REGION_INDEX => match self.nic.lock() {
+                Ok(mut n) => n.bar0_read(offset, data),
+                Err(_) => data.fill(0xff),
+            },
             _ => {
                 warn!("read of absent region {region} at {offset:#x}");
                 data.fill(0xff);
@@ -120,8 +146,15 @@ impl ServerBackend for Backend {
 
     fn region_write(&mut self, region: u32, offset: u64, data: &[u8]) -> std::io::Result<()> {
         match region {
-            VFIO_PCI_CONFIG_REGION_INDEX => self.config.write(offset, data),
-            VFIO_PCI_BAR0_REGION_INDEX => self.nic.bar0_write(offset, data),
+            VFIO_PCI_CONFIG_REGION_INDEX => {
+                self.config.write(offset, data);
+                self.sync_msix_enable();
+            }
+            VFIO_PCI_BAR0_REGION_INDEX => {
+                if let Ok(mut n) = self.nic.lock() {
+                    n.bar0_write(offset, data, Instant::now());
+                }
+            }
             _ => warn!("write to absent region {region} at {offset:#x}"),
         }
         Ok(())
@@ -135,23 +168,34 @@ impl ServerBackend for Backend {
         size: u64,
         fd: Option<File>,
     ) -> std::io::Result<()> {
-        debug!("dma_map {flags:?} iova {address:#x} size {size:#x} offset {offset:#x} fd {fd:?}");
+        debug!("dma_map {flags:?} iova {address:#x} size {size:#x} offset {offset:#x}");
+        let Some(fd) = fd else {
+            // Without a file descriptor the region is reachable only by
+            // messages, which this model does not use.
+            warn!("dma_map of {address:#x} without a file descriptor: unreachable");
+            return Ok(());
+        };
+        let map = Mapping::new(&fd, offset, size)?;
+        match self.regions.0.write() {
+            Ok(mut r) => r.add_mapping(address, map),
+            Err(_) => error!("region table poisoned"),
+        }
         Ok(())
     }
 
-    fn dma_unmap(
-        &mut self,
-        flags: DmaUnmapFlags,
-        address: u64,
-        size: u64,
-    ) -> std::io::Result<()> {
+    fn dma_unmap(&mut self, flags: DmaUnmapFlags, address: u64, size: u64) -> std::io::Result<()> {
         debug!("dma_unmap {flags:?} iova {address:#x} size {size:#x}");
+        if let Ok(mut r) = self.regions.0.write() {
+            r.remove(address, size);
+        }
         Ok(())
     }
 
     fn reset(&mut self) -> std::io::Result<()> {
         debug!("device reset");
-        self.nic = Nic::new();
+        if let Ok(mut n) = self.nic.lock() {
+            n.reset();
+        }
         Ok(())
     }
 
@@ -167,13 +211,19 @@ impl ServerBackend for Backend {
         if index != VFIO_PCI_MSIX_IRQ_INDEX || flags & VFIO_IRQ_SET_ACTION_TRIGGER == 0 {
             return Ok(());
         }
+        let Ok(mut m) = self.msix.lock() else {
+            return Ok(());
+        };
+        if m.fds.is_empty() {
+            m.fds = (0..abi::MSIX_VECTORS).map(|_| None).collect();
+        }
         let start = start as usize;
-        let end = start.saturating_add(count as usize).min(self.msix.len());
+        let end = start.saturating_add(count as usize).min(m.fds.len());
         if flags & VFIO_IRQ_SET_DATA_NONE != 0 && count == 0 {
-            self.msix.iter_mut().for_each(|v| *v = None);
+            m.fds.iter_mut().for_each(|v| *v = None);
         } else if flags & VFIO_IRQ_SET_DATA_EVENTFD != 0 {
             let mut fds = fds.into_iter();
-            for slot in self.msix.get_mut(start..end).into_iter().flatten() {
+            for slot in m.fds.get_mut(start..end).into_iter().flatten() {
                 *slot = fds.next();
             }
         }
@@ -184,11 +234,28 @@ impl ServerBackend for Backend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fabric::RecordingPort;
+
+    fn backend() -> Backend {
+        let regions = SharedRegions::default();
+        let msix = Arc::new(Mutex::new(Msix::default()));
+        let nic = Nic::new(
+            1,
+            Box::new(regions.clone()),
+            Box::new(MsixInterrupts(msix.clone())),
+            Box::new(RecordingPort::default()),
+        );
+        Backend {
+            config: ConfigSpace::new(),
+            nic: Arc::new(Mutex::new(nic)),
+            regions,
+            msix,
+        }
+    }
 
     #[test]
     fn only_config_and_bar0_exist() {
-        let regions = Backend::regions();
-        let sized: Vec<u32> = regions
+        let sized: Vec<u32> = Backend::regions()
             .iter()
             .filter(|r| r.region_info.size != 0)
             .map(|r| r.region_info.index)
@@ -207,17 +274,16 @@ mod tests {
 
     #[test]
     fn bar0_reads_through_the_backend() {
-        let mut b = Backend::new();
+        let mut b = backend();
         let mut v = [0u8; 4];
-        b.region_read(VFIO_PCI_BAR0_REGION_INDEX, abi::reg::ID as u64, &mut v)
-            .unwrap();
+        b.region_read(VFIO_PCI_BAR0_REGION_INDEX, abi::reg::ID as u64, &mut v).unwrap();
         assert_eq!(u32::from_le_bytes(v), abi::ID_MAGIC);
     }
 
     #[test]
-    fn raise_needs_msix_enabled_and_an_eventfd() {
-        let mut b = Backend::new();
-        assert!(!b.raise(0));
+    fn interrupts_need_msix_enabled_and_an_eventfd() {
+        use std::io::Read;
+        let mut b = backend();
         let (r, w) = std::os::unix::net::UnixStream::pair().unwrap();
         let fd: File = std::os::fd::OwnedFd::from(w).into();
         b.set_irqs(
@@ -228,22 +294,16 @@ mod tests {
             vec![fd],
         )
         .unwrap();
-        assert!(!b.raise(2), "MSI-X not enabled yet");
-        b.config.write(0x43, &[0x80]);
-        assert!(b.raise(2));
-        assert!(!b.raise(1), "vector 1 has no eventfd");
+        let mut irq = MsixInterrupts(b.msix.clone());
+        irq.raise(2);
+        r.set_nonblocking(true).unwrap();
         let mut got = [0u8; 8];
-        use std::io::Read;
+        assert!((&r).read(&mut got).is_err(), "MSI-X not enabled yet");
+        b.region_write(VFIO_PCI_CONFIG_REGION_INDEX, 0x43, &[0x80]).unwrap();
+        irq.raise(2);
         (&r).read_exact(&mut got).unwrap();
         assert_eq!(u64::from_le_bytes(got), 1);
-        b.set_irqs(
-            VFIO_PCI_MSIX_IRQ_INDEX,
-            VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
-            0,
-            0,
-            vec![],
-        )
-        .unwrap();
-        assert!(!b.raise(2));
+        irq.raise(1);
+        assert!((&r).read(&mut got).is_err(), "vector 1 has no eventfd");
     }
 }

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device's view of host memory: DMA only through the regions the host
+//! (QEMU) mapped. An access outside them is a driver bug (it programmed an
+//! address it never mapped for the device) and fails with [`DmaError`],
+//! which the engine reports loudly.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A DMA access the device refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaError {
+    pub addr: u64,
+    pub len: usize,
+}
+
+impl fmt::Display for DmaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DMA to unmapped memory at {:#x}, {} bytes", self.addr, self.len)
+    }
+}
+
+/// Host memory as a bus master sees it.
+pub trait Memory: Send {
+    /// Copies `buf.len()` bytes at bus address `addr` into `buf`.
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError>;
+    /// Copies `buf` to bus address `addr`.
+    fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError>;
+    /// Atomically replaces the aligned u64 at `addr` with 0 and returns what
+    /// was there: how the device takes a buffer from a table entry.
+    fn take_u64(&self, addr: u64) -> Result<u64, DmaError>;
+
+    fn read_u64(&self, addr: u64) -> Result<u64, DmaError> {
+        let mut b = [0u8; 8];
+        self.read(addr, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+    fn read_u32(&self, addr: u64) -> Result<u32, DmaError> {
+        let mut b = [0u8; 4];
+        self.read(addr, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+    fn write_u32(&self, addr: u64, v: u32) -> Result<(), DmaError> {
+        self.write(addr, &v.to_le_bytes())
+    }
+}
+
+/// A mapped region of host memory: bus addresses `iova..iova + len` at
+/// `ptr` in this process.
+///
+/// # Invariants
+///
+/// `ptr..ptr + len` stays mapped, readable and writable for the region's
+/// life (the owner unmaps only after the region is dropped from every
+/// [`Regions`]).
+struct Region {
+    iova: u64,
+    len: u64,
+    ptr: *mut u8,
+    /// Keeps the mapping alive; unmapped on drop.
+    _map: Option<Mapping>,
+}
+
+// SAFETY: the region is plain shared memory; concurrent access from the host
+// is the nature of DMA and every access below copies bytes without forming
+// references into it.
+unsafe impl Send for Region {}
+
+// SAFETY: shared access only copies bytes in and out (or does an atomic swap)
+// through the raw pointer; no reference into the region is ever formed, so
+// concurrent use from several threads is as sound as the host's own
+// concurrent access to the same memory.
+unsafe impl Sync for Region {}
+
+/// An `mmap` of a file descriptor, unmapped on drop.
+pub struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned memory of the process; moving the owner to
+// another thread is fine.
+unsafe impl Send for Mapping {}
+
+impl Mapping {
+    /// Maps `len` bytes of `fd` at `offset`, shared and read-write.
+    pub fn new(fd: &std::fs::File, offset: u64, len: u64) -> std::io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        let len = usize::try_from(len).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+        let off = libc::off_t::try_from(offset).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+        // SAFETY: a fresh shared mapping chosen by the kernel; no existing
+        // memory is affected. The result is checked before use.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                off,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Self {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `ptr, len` is the mapping made in `new`, unmapped once.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// The regions of host memory the device may reach.
+#[derive(Default)]
+pub struct Regions {
+    regions: Vec<Region>,
+}
+
+impl Regions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a region backed by `map`, at bus address `iova`.
+    pub fn add_mapping(&mut self, iova: u64, map: Mapping) {
+        let len = map.len as u64;
+        let ptr = map.ptr;
+        self.regions.retain(|r| r.iova != iova);
+        // INVARIANT: `map` owns `ptr..ptr + len` and moves into the region.
+        self.regions.push(Region {
+            iova,
+            len,
+            ptr,
+            _map: Some(map),
+        });
+    }
+
+    /// Adds a region of memory this process owns (the in-process fake host
+    /// memory of the tests and benchmarks).
+    ///
+    /// # Safety
+    ///
+    /// `ptr..ptr + len` must stay valid for reads and writes until the region
+    /// is removed or `self` is dropped.
+    pub unsafe fn add_raw(&mut self, iova: u64, ptr: *mut u8, len: usize) {
+        // INVARIANT: the caller guarantees the memory outlives the region.
+        self.regions.push(Region {
+            iova,
+            len: len as u64,
+            ptr,
+            _map: None,
+        });
+    }
+
+    /// Removes the regions that start in `iova..iova + len`.
+    pub fn remove(&mut self, iova: u64, len: u64) {
+        let end = iova.saturating_add(len);
+        self.regions.retain(|r| r.iova < iova || r.iova >= end);
+    }
+
+    /// Removes every region.
+    pub fn clear(&mut self) {
+        self.regions.clear();
+    }
+
+    /// A pointer to `len` bytes at `addr` if one region holds all of them.
+    fn locate(&self, addr: u64, len: usize) -> Result<*mut u8, DmaError> {
+        let err = DmaError { addr, len };
+        let end = addr.checked_add(len as u64).ok_or(err)?;
+        let r = self
+            .regions
+            .iter()
+            .find(|r| addr >= r.iova && end <= r.iova + r.len)
+            .ok_or(err)?;
+        // SAFETY: `addr - r.iova + len <= r.len`, so the offset stays inside
+        // the region's mapping (type invariant).
+        Ok(unsafe { r.ptr.add((addr - r.iova) as usize) })
+    }
+}
+
+impl Memory for Regions {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+        let p = self.locate(addr, buf.len())?;
+        // SAFETY: `locate` proved `p..p + len` lies in a live mapping; `buf`
+        // is our own memory and cannot overlap guest memory.
+        unsafe { std::ptr::copy_nonoverlapping(p, buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+
+    fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError> {
+        let p = self.locate(addr, buf.len())?;
+        // SAFETY: as in `read`, with the copy going the other way.
+        unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), p, buf.len()) };
+        Ok(())
+    }
+
+    fn take_u64(&self, addr: u64) -> Result<u64, DmaError> {
+        if !addr.is_multiple_of(8) {
+            return Err(DmaError { addr, len: 8 });
+        }
+        let p = self.locate(addr, 8)?;
+        // SAFETY: `p` is 8-byte aligned (bus addresses and mappings are page
+        // aligned, `addr` is 8-aligned) and inside a live mapping; the host
+        // accesses table entries only with aligned 64-bit stores, so an atomic
+        // view of them is sound.
+        let v = unsafe { AtomicU64::from_ptr(p.cast()) }.swap(0, Ordering::AcqRel);
+        Ok(u64::from_le(v))
+    }
+}
+
+impl<M: Memory + Sync> Memory for std::sync::Arc<M> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+        (**self).read(addr, buf)
+    }
+    fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError> {
+        (**self).write(addr, buf)
+    }
+    fn take_u64(&self, addr: u64) -> Result<u64, DmaError> {
+        (**self).take_u64(addr)
+    }
+}
+
+/// Host memory for tests and benchmarks: one zeroed block at a bus address.
+pub struct FakeMemory {
+    base: u64,
+    mem: Box<[u64]>,
+    regions: Regions,
+}
+
+impl FakeMemory {
+    /// `len` bytes (rounded up to 8) of zeroed memory at bus address `base`.
+    pub fn new(base: u64, len: usize) -> Self {
+        let mut mem = vec![0u64; len.div_ceil(8)].into_boxed_slice();
+        let mut regions = Regions::new();
+        // SAFETY: `mem` is owned by the same struct as `regions`, is never
+        // resized, and is dropped after `regions` (field order).
+        unsafe { regions.add_raw(base, mem.as_mut_ptr().cast(), mem.len() * 8) };
+        Self { base, mem, regions }
+    }
+
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    pub fn len(&self) -> usize {
+        self.mem.len() * 8
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.mem.is_empty()
+    }
+
+    pub fn write_u64(&self, addr: u64, v: u64) {
+        self.write(addr, &v.to_le_bytes()).expect("fake memory address in range");
+    }
+}
+
+impl Memory for FakeMemory {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+        self.regions.read(addr, buf)
+    }
+    fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError> {
+        self.regions.write(addr, buf)
+    }
+    fn take_u64(&self, addr: u64) -> Result<u64, DmaError> {
+        self.regions.take_u64(addr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_inside_a_region_works() {
+        let m = FakeMemory::new(0x10_0000, 4096);
+        m.write(0x10_0010, &[1, 2, 3]).unwrap();
+        let mut b = [0u8; 3];
+        m.read(0x10_0010, &mut b).unwrap();
+        assert_eq!(b, [1, 2, 3]);
+    }
+
+    #[test]
+    fn access_outside_or_across_the_end_is_refused() {
+        let m = FakeMemory::new(0x10_0000, 4096);
+        let mut b = [0u8; 8];
+        assert!(m.read(0x0f_fff8, &mut b).is_err());
+        assert!(m.read(0x10_0ffc, &mut b).is_err(), "straddles the end");
+        assert!(m.write(0x10_1000, &b).is_err());
+        assert!(m.read(u64::MAX - 2, &mut b).is_err(), "wraps");
+    }
+
+    #[test]
+    fn take_returns_the_entry_and_zeroes_it() {
+        let m = FakeMemory::new(0x10_0000, 4096);
+        m.write_u64(0x10_0100, 0xdead_b000);
+        assert_eq!(m.take_u64(0x10_0100).unwrap(), 0xdead_b000);
+        assert_eq!(m.read_u64(0x10_0100).unwrap(), 0);
+        assert_eq!(m.take_u64(0x10_0100).unwrap(), 0);
+        assert!(m.take_u64(0x10_0104).is_err(), "misaligned");
+    }
+
+    #[test]
+    fn removed_regions_are_unreachable() {
+        let mut r = Regions::new();
+        let mut backing = vec![0u8; 64];
+        // SAFETY: `backing` outlives `r`'s use of it below.
+        unsafe { r.add_raw(0x1000, backing.as_mut_ptr(), 64) };
+        assert!(r.write(0x1000, &[1]).is_ok());
+        r.remove(0x1000, 64);
+        assert!(r.write(0x1000, &[1]).is_err());
+    }
+}

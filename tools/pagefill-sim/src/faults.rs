@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Fault modes: a buggy or hostile device, on demand, for the driver's
+//! robustness tests. Each mode corrupts every `every`-th completion (or
+//! buffer) it applies to; the control socket switches them.
+
+use std::str::FromStr;
+
+use pagefill_abi::{self as abi, record};
+
+use crate::nic::Counters;
+
+/// What the device does wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultMode {
+    /// DATA completions claim more bytes than the buffer holds.
+    LenPastBuffer,
+    /// Completions name a group out of range.
+    BadGroup,
+    /// Completions name a node out of range.
+    BadNode,
+    /// Completions name a queue out of range.
+    BadQueue,
+    /// Completions name a buffer address the host never posted.
+    NeverPosted,
+    /// DATA completions give one frame more than the records hold.
+    FrameCount,
+    /// The first record's length runs past the written bytes.
+    RecordLen,
+    /// Completions are posted twice.
+    Duplicate,
+}
+
+impl FromStr for FaultMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "len-past-buffer" => Self::LenPastBuffer,
+            "bad-group" => Self::BadGroup,
+            "bad-node" => Self::BadNode,
+            "bad-queue" => Self::BadQueue,
+            "never-posted" => Self::NeverPosted,
+            "frame-count" => Self::FrameCount,
+            "record-len" => Self::RecordLen,
+            "duplicate" => Self::Duplicate,
+            _ => return Err(format!("unknown fault mode {s}")),
+        })
+    }
+}
+
+/// The active fault, if any.
+#[derive(Default, Debug)]
+pub struct Faults {
+    pub mode: Option<FaultMode>,
+    /// Apply to every n-th eligible event (1 = all).
+    pub every: u64,
+    seen: u64,
+}
+
+impl Faults {
+    pub fn set(&mut self, mode: Option<FaultMode>, every: u64) {
+        self.mode = mode;
+        self.every = every.max(1);
+        self.seen = 0;
+    }
+
+    fn fire(&mut self, want: &[FaultMode], c: &mut Counters) -> Option<FaultMode> {
+        let m = self.mode.filter(|m| want.contains(m))?;
+        self.seen += 1;
+        if !self.seen.is_multiple_of(self.every) {
+            return None;
+        }
+        c.faults_injected += 1;
+        Some(m)
+    }
+
+    /// Corrupts a completion's fields; returns how many copies to post.
+    #[allow(clippy::too_many_arguments)]
+    pub fn corrupt_completion(
+        &mut self,
+        addr: &mut u64,
+        bytes: &mut u32,
+        frames: &mut u16,
+        group: &mut u16,
+        node: &mut u8,
+        queue: &mut u8,
+        buf_size: u32,
+        c: &mut Counters,
+    ) -> usize {
+        use FaultMode::*;
+        // Data faults only apply to completions that carry data.
+        let applies: &[FaultMode] = if *frames > 0 {
+            &[LenPastBuffer, BadGroup, BadNode, BadQueue, NeverPosted, FrameCount, Duplicate]
+        } else {
+            &[BadGroup, BadNode, BadQueue, Duplicate]
+        };
+        match self.fire(applies, c) {
+            Some(LenPastBuffer) => *bytes = buf_size + 64,
+            Some(BadGroup) => *group = abi::MAX_GROUPS as u16 + (*group % 64),
+            Some(BadNode) => *node = abi::MAX_NODES as u8 + (*node % 8),
+            Some(BadQueue) => *queue = 200,
+            Some(NeverPosted) => *addr ^= 0x4000_0000,
+            Some(FrameCount) => *frames += 1,
+            Some(Duplicate) => return 2,
+            Some(RecordLen) | None => {}
+        }
+        1
+    }
+
+    /// Corrupts a buffer's records before the device writes it.
+    pub fn corrupt_records(&mut self, staging: &mut [u8], c: &mut Counters) {
+        if staging.len() < record::HEADER_SIZE {
+            return;
+        }
+        if self.fire(&[FaultMode::RecordLen], c).is_some() {
+            staging[record::LEN..record::LEN + 2].copy_from_slice(&u16::MAX.to_le_bytes());
+        }
+    }
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The traffic generator: virtual remote nodes sending UDP frames over the
+//! fabric, streams of groups x nodes, with per-stream sequence numbers in the
+//! payload so a receiver can prove order and zero loss. It honours xoff/xon.
+//!
+//! Frame: Ethernet (to `dst_mac`, from the node's MAC), IPv4 from
+//! `src_ip` with the node in the last byte, to `dst_ip`, UDP to `dport`; the
+//! payload starts with [`PAYLOAD_MAGIC`], group (u16), node (u8), 0, and the
+//! stream's sequence number (u64), all little endian.
+
+use std::collections::HashSet;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use pagefill_abi as abi;
+
+use crate::fabric::{self, UnixFabric};
+use crate::nic::FabricPort;
+
+/// First four payload bytes of a generated frame: "PFGN".
+pub const PAYLOAD_MAGIC: [u8; 4] = *b"PFGN";
+/// Bytes of Ethernet, IPv4 and UDP headers.
+pub const HEADERS: usize = 14 + 20 + 8;
+/// Smallest frame the generator makes: headers plus the payload's 16 bytes.
+pub const MIN_SIZE: usize = HEADERS + 16;
+
+/// What to send.
+#[derive(Clone, Debug)]
+pub struct GenConfig {
+    pub fabric: PathBuf,
+    pub nodes: Vec<u8>,
+    pub groups: Vec<u16>,
+    /// Ethernet frame length, without FCS.
+    pub size: usize,
+    /// Frames per stream.
+    pub count: u64,
+    /// Frames per second over all streams; 0 = as fast as the fabric takes.
+    pub rate: u64,
+    /// Mark every n-th frame of a stream end-of-transmission (0: only the last).
+    pub eot_every: u64,
+    pub dst_mac: [u8; 6],
+    pub src_ip: Ipv4Addr,
+    pub dst_ip: Ipv4Addr,
+    pub dport: u16,
+}
+
+/// What was sent.
+#[derive(Debug, Default)]
+pub struct GenReport {
+    pub frames: u64,
+    pub xoffs: u64,
+    pub paused_time: Duration,
+    pub elapsed: Duration,
+}
+
+fn ipv4_checksum(h: &[u8]) -> u16 {
+    let mut sum: u32 = h.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Builds the frame for (group, node, seq) into `out`.
+pub fn build_frame(cfg: &GenConfig, group: u16, node: u8, seq: u64, out: &mut Vec<u8>) {
+    let size = cfg.size.max(MIN_SIZE);
+    out.clear();
+    out.resize(size, 0);
+    out[0..6].copy_from_slice(&cfg.dst_mac);
+    out[6..12].copy_from_slice(&abi::node_mac(node));
+    out[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    let ip = &mut out[14..34];
+    ip[0] = 0x45;
+    ip[2..4].copy_from_slice(&((size - 14) as u16).to_be_bytes());
+    ip[6] = 0x40; // don't fragment
+    ip[8] = 64;
+    ip[9] = 17;
+    let mut src = cfg.src_ip.octets();
+    src[3] = node;
+    ip[12..16].copy_from_slice(&src);
+    ip[16..20].copy_from_slice(&cfg.dst_ip.octets());
+    let csum = ipv4_checksum(ip);
+    ip[10..12].copy_from_slice(&csum.to_be_bytes());
+    let udp = &mut out[34..42];
+    udp[0..2].copy_from_slice(&(10000 + u16::from(node)).to_be_bytes());
+    udp[2..4].copy_from_slice(&cfg.dport.to_be_bytes());
+    udp[4..6].copy_from_slice(&((size - 34) as u16).to_be_bytes());
+    let p = &mut out[HEADERS..HEADERS + 16];
+    p[0..4].copy_from_slice(&PAYLOAD_MAGIC);
+    p[4..6].copy_from_slice(&group.to_le_bytes());
+    p[6] = node;
+    p[8..16].copy_from_slice(&seq.to_le_bytes());
+}
+
+/// Runs the generator to completion.
+pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
+    let Some(&first) = cfg.nodes.first() else {
+        return Ok(GenReport::default());
+    };
+    let mut port = UnixFabric::bind(&cfg.fabric, first)?;
+    let mut links = Vec::new();
+    for &n in &cfg.nodes[1..] {
+        let p = fabric::node_path(&cfg.fabric, n);
+        let _ = std::fs::remove_file(&p);
+        std::os::unix::fs::symlink(fabric::node_path(&cfg.fabric, first), &p)?;
+        links.push(p);
+    }
+    // Streams a receiver paused: (group, node, receiver).
+    let paused: Arc<Mutex<HashSet<(u16, u8, u8)>>> = Arc::default();
+    let xoffs = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    {
+        let sock = port.receiver()?;
+        let paused = paused.clone();
+        let xoffs = xoffs.clone();
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; fabric::MAX_DATAGRAM];
+            while let Ok(len) = sock.recv(&mut buf) {
+                let Ok(mut p) = paused.lock() else { return };
+                for m in fabric::parse(&buf[..len]) {
+                    match m {
+                        fabric::Msg::Xoff { group, src, dst } => {
+                            xoffs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            p.insert((group, dst, src));
+                        }
+                        fabric::Msg::Xon { group, src, dst } => {
+                            p.remove(&(group, dst, src));
+                        }
+                        fabric::Msg::Frame { .. } => {}
+                    }
+                }
+            }
+        });
+    }
+    let streams: Vec<(u16, u8)> =
+        cfg.groups.iter().flat_map(|&g| cfg.nodes.iter().map(move |&n| (g, n))).collect();
+    let mut next = vec![0u64; streams.len()];
+    let mut frame = Vec::new();
+    let mut msg = Vec::new();
+    let mut report = GenReport::default();
+    let start = Instant::now();
+    let total = cfg.count * streams.len() as u64;
+    let mut paused_since: Option<Instant> = None;
+    while report.frames < total {
+        let blocked: HashSet<(u16, u8)> = match paused.lock() {
+            Ok(p) => p.iter().map(|&(g, n, _)| (g, n)).collect(),
+            Err(_) => break,
+        };
+        let mut sent_any = false;
+        for (i, &(g, n)) in streams.iter().enumerate() {
+            if next[i] >= cfg.count || blocked.contains(&(g, n)) {
+                continue;
+            }
+            let seq = next[i];
+            next[i] += 1;
+            let last = next[i] == cfg.count;
+            let eot = last || (cfg.eot_every != 0 && next[i].is_multiple_of(cfg.eot_every));
+            build_frame(cfg, g, n, seq, &mut frame);
+            msg.clear();
+            fabric::push_frame(&mut msg, g, n, seq as u32, eot, &frame);
+            port.broadcast(&msg);
+            report.frames += 1;
+            sent_any = true;
+        }
+        if !sent_any {
+            paused_since.get_or_insert_with(Instant::now);
+            std::thread::sleep(Duration::from_micros(200));
+            continue;
+        }
+        if let Some(since) = paused_since.take() {
+            report.paused_time += since.elapsed();
+        }
+        // Pace to the rate, and keep the send queue short.
+        if cfg.rate > 0 {
+            let due = start + Duration::from_secs_f64(report.frames as f64 / cfg.rate as f64);
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+        while port.backlog() > 4 << 20 {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+    while port.backlog() > 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    report.elapsed = start.elapsed();
+    report.xoffs = xoffs.load(std::sync::atomic::Ordering::Relaxed);
+    for p in links {
+        let _ = std::fs::remove_file(p);
+    }
+    let _ = std::fs::remove_file(fabric::node_path(&cfg.fabric, first));
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> GenConfig {
+        GenConfig {
+            fabric: PathBuf::new(),
+            nodes: vec![5],
+            groups: vec![3],
+            size: 64,
+            count: 1,
+            rate: 0,
+            eot_every: 0,
+            dst_mac: [0x02, 0x50, 0x46, 0x4c, 0, 1],
+            src_ip: Ipv4Addr::new(192, 0, 2, 0),
+            dst_ip: Ipv4Addr::new(192, 0, 2, 1),
+            dport: 9000,
+        }
+    }
+
+    #[test]
+    fn frames_are_valid_ipv4_udp_with_the_stream_in_the_payload() {
+        let mut f = Vec::new();
+        build_frame(&cfg(), 3, 5, 77, &mut f);
+        assert_eq!(f.len(), 64);
+        assert_eq!(&f[12..14], &[0x08, 0x00]);
+        assert_eq!(ipv4_checksum(&f[14..34]), 0, "header checksum verifies");
+        assert_eq!(&f[26..30], &[192, 0, 2, 5]);
+        assert_eq!(u16::from_be_bytes([f[36], f[37]]), 9000);
+        assert_eq!(&f[42..46], b"PFGN");
+        assert_eq!(u16::from_le_bytes([f[46], f[47]]), 3);
+        assert_eq!(f[48], 5);
+        assert_eq!(u64::from_le_bytes(f[50..58].try_into().unwrap()), 77);
+    }
+
+    #[test]
+    fn small_sizes_are_raised_to_fit_the_payload() {
+        let mut c = cfg();
+        c.size = 20;
+        let mut f = Vec::new();
+        build_frame(&c, 0, 0, 0, &mut f);
+        assert_eq!(f.len(), MIN_SIZE);
+    }
+}

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The receive engine: streams over the group/node pointer table.
+//!
+//! Per (group, source node) stream the device holds at most one buffer, the
+//! one it is filling. It takes a buffer by swapping the node table entry with
+//! 0, packs frames behind record headers into a staging copy, and writes the
+//! buffer to host memory in one burst when the next frame does not fit, when
+//! the sender signals end of transmission, when the coalescing timer runs out,
+//! or on a flush. Each take is reported (CLAIM, or NEXT_TAKEN on the full
+//! buffer's completion) so the host knows to refill; an empty entry starves
+//! the stream: the sender is told xoff and frames in flight are held until the
+//! host refills the entry and rings XON.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use pagefill_abi::{self as abi, record, rx_cqe, rx_flags, rx_kind};
+
+use crate::fabric;
+use crate::nic::{Counters, FabricPort, Nic};
+
+/// Frames a starved stream holds before it drops (and counts) more.
+pub const HOLD_LIMIT: usize = 64;
+
+/// A frame held while its stream is starved.
+struct HeldFrame {
+    seq: u32,
+    eot: bool,
+    data: Vec<u8>,
+}
+
+/// Counters of one stream, reported by the control socket.
+#[derive(Default, Clone, Debug)]
+pub struct StreamStats {
+    /// Frames that arrived from the fabric for this stream.
+    pub offered: u64,
+    /// Frames written to host buffers.
+    pub written: u64,
+    /// Frames dropped (holding space overflowed, group left, reset).
+    pub dropped: u64,
+    /// Times the stream starved.
+    pub starved: u64,
+    /// Time the sender spent paused by xoff.
+    pub xoff_time: Duration,
+}
+
+/// One (group, source node) stream.
+struct Stream {
+    /// DMA address of the buffer being filled; 0 when the stream has none.
+    buf_addr: u64,
+    /// The buffer's contents so far.
+    staging: Vec<u8>,
+    frames: u16,
+    /// When the coalescing timer writes the buffer.
+    deadline: Option<Instant>,
+    /// Xoff sent; waiting for XON.
+    starved: bool,
+    xoff_since: Option<Instant>,
+    held: VecDeque<HeldFrame>,
+    stats: StreamStats,
+}
+
+impl Stream {
+    fn new() -> Self {
+        Self {
+            buf_addr: 0,
+            staging: Vec::new(),
+            frames: 0,
+            deadline: None,
+            starved: false,
+            xoff_since: None,
+            held: VecDeque::new(),
+            stats: StreamStats::default(),
+        }
+    }
+}
+
+/// One receive queue's completion ring state.
+#[derive(Default)]
+pub struct RxQueue {
+    /// Completions posted, free running.
+    prod: u32,
+    /// The host's consumed count, as last read from the status block.
+    consumed: u32,
+    pub(crate) armed: bool,
+    /// Completions waiting for room in the ring, in order.
+    pending: VecDeque<[u8; rx_cqe::SIZE]>,
+}
+
+/// The receive engine's state.
+#[derive(Default)]
+pub struct RxEngine {
+    streams: Vec<Option<Box<Stream>>>,
+    pub(crate) queues: Vec<RxQueue>,
+    /// Streams whose buffer holds frames (coalescing timer running).
+    open: Vec<u32>,
+}
+
+fn stream_index(group: u16, node: u8) -> usize {
+    usize::from(group) * abi::MAX_NODES + usize::from(node)
+}
+
+impl RxEngine {
+    /// Prepares for an enabled device.
+    pub(crate) fn start(&mut self, _buf_size: usize, num_queues: usize) {
+        if self.streams.is_empty() {
+            self.streams = (0..abi::MAX_GROUPS * abi::MAX_NODES).map(|_| None).collect();
+        }
+        self.queues = (0..num_queues).map(|_| RxQueue::default()).collect();
+        self.open.clear();
+    }
+
+    /// Forgets every buffer and held frame (reset, disable): ownership of
+    /// every buffer returns to the host. Paused senders are released.
+    pub(crate) fn forget_all(&mut self, port: &mut dyn FabricPort, me: u8, c: &mut Counters) {
+        for (i, slot) in self.streams.iter_mut().enumerate() {
+            let Some(s) = slot else { continue };
+            s.buf_addr = 0;
+            s.staging.clear();
+            s.frames = 0;
+            s.deadline = None;
+            s.stats.dropped += s.held.len() as u64;
+            s.held.clear();
+            if s.starved {
+                s.starved = false;
+                s.xoff_since = None;
+                let (g, n) = ((i / abi::MAX_NODES) as u16, (i % abi::MAX_NODES) as u8);
+                port.send_to(n, &fabric::control(abi::fabric_type::XON, g, me, n));
+                c.xon_sent += 1;
+            }
+        }
+        for q in &mut self.queues {
+            q.pending.clear();
+            q.armed = false;
+        }
+        self.open.clear();
+    }
+
+    /// Per-stream counters of every stream that saw traffic.
+    pub fn stream_stats(&self) -> Vec<((u16, u8), StreamStats)> {
+        self.streams
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let s = s.as_ref()?;
+                Some((
+                    ((i / abi::MAX_NODES) as u16, (i % abi::MAX_NODES) as u8),
+                    s.stats.clone(),
+                ))
+            })
+            .collect()
+    }
+
+    /// Buffers the device holds now (for leak accounting in tests).
+    pub fn buffers_held(&self) -> usize {
+        self.streams
+            .iter()
+            .flatten()
+            .filter(|s| s.buf_addr != 0)
+            .count()
+    }
+}
+
+/// A completion entry before the phase word.
+struct Cqe {
+    addr: u64,
+    bytes: u32,
+    frames: u16,
+    group: u16,
+    node: u8,
+    queue: u8,
+    kind: u8,
+    flags: u8,
+}
+
+impl Cqe {
+    fn encode(&self) -> [u8; rx_cqe::SIZE] {
+        let mut e = [0u8; rx_cqe::SIZE];
+        e[rx_cqe::ADDR..rx_cqe::ADDR + 8].copy_from_slice(&self.addr.to_le_bytes());
+        e[rx_cqe::BYTES..rx_cqe::BYTES + 4].copy_from_slice(&self.bytes.to_le_bytes());
+        e[rx_cqe::FRAMES..rx_cqe::FRAMES + 2].copy_from_slice(&self.frames.to_le_bytes());
+        e[rx_cqe::GROUP..rx_cqe::GROUP + 2].copy_from_slice(&self.group.to_le_bytes());
+        e[rx_cqe::NODE] = self.node;
+        e[rx_cqe::QUEUE] = self.queue;
+        e[rx_cqe::KIND] = self.kind;
+        e[rx_cqe::FLAGS] = self.flags;
+        e
+    }
+}
+
+impl Nic {
+    /// A frame arrives from the fabric for `group` from node `src`.
+    pub fn rx_frame(&mut self, group: u16, src: u8, seq: u32, eot: bool, frame: &[u8], now: Instant) {
+        if !self.running() {
+            return;
+        }
+        if !self.link_up {
+            self.counters.drop_link_down += 1;
+            return;
+        }
+        if usize::from(group) >= abi::MAX_GROUPS
+            || usize::from(src) >= abi::MAX_NODES
+            || !(abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&frame.len())
+            || record::size(frame.len()) > self.buf_size()
+        {
+            self.counters.drop_bad_frame += 1;
+            return;
+        }
+        let node_table = match self.mem.read_u64(self.master + u64::from(group) * 8) {
+            Ok(0) => {
+                self.counters.drop_unjoined += 1;
+                return;
+            }
+            Ok(t) => t,
+            Err(e) => return self.dma_failed("reading the master table", e),
+        };
+        let idx = stream_index(group, src);
+        let mut s = self.rx.streams[idx].take().unwrap_or_else(|| Box::new(Stream::new()));
+        s.stats.offered += 1;
+        if s.starved || !s.held.is_empty() {
+            self.hold(&mut s, seq, eot, frame);
+        } else {
+            self.place(&mut s, node_table, group, src, seq, eot, frame, now);
+        }
+        self.rx.streams[idx] = Some(s);
+    }
+
+    fn hold(&mut self, s: &mut Stream, seq: u32, eot: bool, frame: &[u8]) {
+        if s.held.len() >= HOLD_LIMIT {
+            self.counters.drop_overflow += 1;
+            s.stats.dropped += 1;
+        } else {
+            s.held.push_back(HeldFrame {
+                seq,
+                eot,
+                data: frame.to_vec(),
+            });
+        }
+    }
+
+    /// Takes the buffer in the stream's node table entry, or 0 if empty.
+    fn take_entry(&mut self, node_table: u64, src: u8) -> Option<u64> {
+        match self.mem.take_u64(node_table + u64::from(src) * 8) {
+            Ok(a) if a != 0 && a % abi::DMA_ALIGN != 0 => {
+                log::error!("driver bug: posted buffer {a:#x} is not aligned");
+                self.set_fatal();
+                None
+            }
+            Ok(a) => Some(a),
+            Err(e) => {
+                self.dma_failed("taking a node table entry", e);
+                None
+            }
+        }
+    }
+
+    /// Places a frame of a stream that is not starved.
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        &mut self,
+        s: &mut Stream,
+        node_table: u64,
+        group: u16,
+        src: u8,
+        seq: u32,
+        eot: bool,
+        frame: &[u8],
+        now: Instant,
+    ) {
+        if s.buf_addr == 0 {
+            match self.take_entry(node_table, src) {
+                Some(0) => {
+                    self.starve(s, group, src, now, None);
+                    return self.hold(s, seq, eot, frame);
+                }
+                Some(a) => {
+                    s.buf_addr = a;
+                    self.post(group, src, rx_kind::CLAIM, 0, a, 0, 0);
+                }
+                None => return,
+            }
+        }
+        if s.staging.len() + record::size(frame.len()) > self.buf_size() {
+            match self.take_entry(node_table, src) {
+                Some(0) => {
+                    self.close(s, group, src, rx_flags::FULL | rx_flags::STARVED);
+                    self.starve(s, group, src, now, Some(()));
+                    return self.hold(s, seq, eot, frame);
+                }
+                Some(next) => {
+                    self.close(s, group, src, rx_flags::FULL | rx_flags::NEXT_TAKEN);
+                    s.buf_addr = next;
+                }
+                None => return,
+            }
+        }
+        let off = s.staging.len();
+        s.staging.resize(off + record::size(frame.len()), 0);
+        let hdr = &mut s.staging[off..off + record::HEADER_SIZE];
+        hdr[record::LEN..record::LEN + 2].copy_from_slice(&(frame.len() as u16).to_le_bytes());
+        hdr[record::SEQ..record::SEQ + 4].copy_from_slice(&seq.to_le_bytes());
+        let data = off + record::HEADER_SIZE;
+        s.staging[data..data + frame.len()].copy_from_slice(frame);
+        s.frames += 1;
+        if s.deadline.is_none() {
+            s.deadline = Some(now + Duration::from_micros(u64::from(self.coalesce_usecs)));
+            self.rx.open.push(abi::stream_id(group, src));
+        }
+        if eot {
+            self.close(s, group, src, rx_flags::EOT);
+        }
+    }
+
+    /// The stream needs a buffer and its entry is empty: xoff the sender and
+    /// report it (as a STARVED completion if no DATA completion carries it).
+    fn starve(&mut self, s: &mut Stream, group: u16, src: u8, now: Instant, reported: Option<()>) {
+        s.starved = true;
+        s.stats.starved += 1;
+        self.counters.starved += 1;
+        if reported.is_none() {
+            self.post(group, src, rx_kind::STARVED, 0, 0, 0, 0);
+        }
+        if s.xoff_since.is_none() {
+            s.xoff_since = Some(now);
+            self.counters.xoff_sent += 1;
+            let msg = fabric::control(abi::fabric_type::XOFF, group, self.node_id, src);
+            self.port.send_to(src, &msg);
+        }
+    }
+
+    /// Writes a stream's buffer to host memory and posts its DATA
+    /// completion; the stream then holds no buffer.
+    fn close(&mut self, s: &mut Stream, group: u16, src: u8, flags: u8) {
+        let addr = s.buf_addr;
+        self.faults.corrupt_records(&mut s.staging, &mut self.counters);
+        if let Err(e) = self.mem.write(addr, &s.staging) {
+            return self.dma_failed("writing a receive buffer", e);
+        }
+        let bytes = s.staging.len() as u32;
+        self.counters.rx_frames += u64::from(s.frames);
+        self.counters.rx_bytes += u64::from(bytes);
+        self.counters.rx_buffers += 1;
+        s.stats.written += u64::from(s.frames);
+        self.post(group, src, rx_kind::DATA, flags, addr, bytes, s.frames);
+        s.buf_addr = 0;
+        s.staging.clear();
+        s.frames = 0;
+        s.deadline = None;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn post(&mut self, group: u16, node: u8, kind: u8, flags: u8, addr: u64, bytes: u32, frames: u16) {
+        let q = abi::stream_queue(group, node, self.num_queues) as usize;
+        let mut cqe = Cqe {
+            addr,
+            bytes,
+            frames,
+            group,
+            node,
+            queue: q as u8,
+            kind,
+            flags,
+        };
+        let copies = self.faults.corrupt_completion(
+            &mut cqe.addr,
+            &mut cqe.bytes,
+            &mut cqe.frames,
+            &mut cqe.group,
+            &mut cqe.node,
+            &mut cqe.queue,
+            self.buf_size() as u32,
+            &mut self.counters,
+        );
+        let e = cqe.encode();
+        for _ in 0..copies {
+            self.rx.queues[q].pending.push_back(e);
+        }
+        self.drain(q);
+    }
+
+    /// Whether the host has not consumed everything posted to queue `q`.
+    pub(crate) fn rx_unconsumed(&mut self, q: usize) -> bool {
+        self.refresh_consumed(q);
+        let rq = &self.rx.queues[q];
+        rq.prod != rq.consumed || !rq.pending.is_empty()
+    }
+
+    fn refresh_consumed(&mut self, q: usize) {
+        let addr = self.queues[q].qsb_addr + abi::qsb::RX_CONSUMED as u64;
+        match self.mem.read_u32(addr) {
+            Ok(c) => {
+                let rq = &mut self.rx.queues[q];
+                // A count beyond what was posted is a host bug; ignore it.
+                if rq.prod.wrapping_sub(c) <= rq.prod.wrapping_sub(rq.consumed) {
+                    rq.consumed = c;
+                }
+            }
+            Err(e) => self.dma_failed("reading a queue status block", e),
+        }
+    }
+
+    /// Writes pending completions of queue `q` while the ring has room.
+    pub(crate) fn drain(&mut self, q: usize) {
+        let shift = self.queues[q].cq_shift;
+        let size = 1u32 << shift;
+        let mut posted = false;
+        while let Some(e) = self.rx.queues[q].pending.front().copied() {
+            let rq = &self.rx.queues[q];
+            if rq.prod.wrapping_sub(rq.consumed) >= size {
+                self.refresh_consumed(q);
+                let rq = &self.rx.queues[q];
+                if rq.prod.wrapping_sub(rq.consumed) >= size || !self.running() {
+                    break;
+                }
+            }
+            let prod = self.rx.queues[q].prod;
+            let addr = self.queues[q].cq_addr + u64::from(prod & (size - 1)) * rx_cqe::SIZE as u64;
+            let phase = ((prod >> shift) & 1) ^ 1;
+            let body = self.mem.write(addr, &e[..rx_cqe::PHASE]);
+            // The phase word goes last: a host that sees it sees the entry.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            let res = body.and_then(|()| self.mem.write_u32(addr + rx_cqe::PHASE as u64, phase));
+            if let Err(e) = res {
+                return self.dma_failed("writing a completion", e);
+            }
+            let rq = &mut self.rx.queues[q];
+            rq.pending.pop_front();
+            rq.prod = prod.wrapping_add(1);
+            self.counters.rx_completions += 1;
+            posted = true;
+        }
+        if posted {
+            self.fire_rx(q);
+        }
+    }
+
+    /// The host refilled a starved stream's entry (XON doorbell).
+    pub(crate) fn rx_xon(&mut self, group: u16, src: u8, now: Instant) {
+        let idx = stream_index(group, src);
+        let Some(mut s) = self.rx.streams[idx].take() else {
+            return;
+        };
+        if s.starved {
+            self.resume(&mut s, group, src, now);
+        }
+        self.rx.streams[idx] = Some(s);
+    }
+
+    fn resume(&mut self, s: &mut Stream, group: u16, src: u8, now: Instant) {
+        let node_table = match self.mem.read_u64(self.master + u64::from(group) * 8) {
+            Ok(t) => t,
+            Err(e) => return self.dma_failed("reading the master table", e),
+        };
+        if node_table == 0 {
+            return;
+        }
+        s.starved = false;
+        while let Some(f) = s.held.pop_front() {
+            self.place(s, node_table, group, src, f.seq, f.eot, &f.data, now);
+            if s.starved {
+                // Starved again: the frame was put back at the end; restore order.
+                if let Some(last) = s.held.pop_back() {
+                    s.held.push_front(last);
+                }
+                return;
+            }
+        }
+        if let Some(since) = s.xoff_since.take() {
+            s.stats.xoff_time += now.saturating_duration_since(since);
+            self.counters.xon_sent += 1;
+            let msg = fabric::control(abi::fabric_type::XON, group, self.node_id, src);
+            self.port.send_to(src, &msg);
+        }
+    }
+
+    /// Closes every stream of `group` (the host left it) with FLUSH.
+    pub(crate) fn rx_flush_group(&mut self, group: u16, now: Instant) {
+        for src in 0..abi::MAX_NODES as u8 {
+            self.flush_stream(group, src, now);
+        }
+    }
+
+    /// Closes every stream with FLUSH (the device is being disabled).
+    pub(crate) fn rx_flush_all(&mut self, now: Instant) {
+        for idx in 0..self.rx.streams.len() {
+            if self.rx.streams[idx].is_some() {
+                let (g, n) = ((idx / abi::MAX_NODES) as u16, (idx % abi::MAX_NODES) as u8);
+                self.flush_stream(g, n, now);
+            }
+        }
+    }
+
+    fn flush_stream(&mut self, group: u16, src: u8, now: Instant) {
+        let idx = stream_index(group, src);
+        let Some(mut s) = self.rx.streams[idx].take() else {
+            return;
+        };
+        if s.buf_addr != 0 {
+            self.close(&mut s, group, src, rx_flags::FLUSH);
+        }
+        s.stats.dropped += s.held.len() as u64;
+        self.counters.drop_unjoined += s.held.len() as u64;
+        s.held.clear();
+        if s.starved {
+            s.starved = false;
+            if let Some(since) = s.xoff_since.take() {
+                s.stats.xoff_time += now.saturating_duration_since(since);
+            }
+            self.counters.xon_sent += 1;
+            let msg = fabric::control(abi::fabric_type::XON, group, self.node_id, src);
+            self.port.send_to(src, &msg);
+        }
+        self.rx.streams[idx] = Some(s);
+    }
+
+    /// Runs the coalescing timers and retries pending completions; returns
+    /// the next deadline, if any.
+    pub fn rx_tick(&mut self, now: Instant) -> Option<Instant> {
+        if !self.running() {
+            return None;
+        }
+        let mut next: Option<Instant> = None;
+        let mut i = 0;
+        while i < self.rx.open.len() {
+            let id = self.rx.open[i];
+            let (g, n) = (abi::stream_group(id), abi::stream_node(id));
+            let idx = stream_index(g, n);
+            let Some(mut s) = self.rx.streams[idx].take() else {
+                self.rx.open.swap_remove(i);
+                continue;
+            };
+            match s.deadline {
+                Some(d) if d <= now => {
+                    self.close(&mut s, g, n, rx_flags::TIMEOUT);
+                    self.rx.open.swap_remove(i);
+                }
+                Some(d) => {
+                    next = Some(next.map_or(d, |x| x.min(d)));
+                    i += 1;
+                }
+                None => {
+                    self.rx.open.swap_remove(i);
+                }
+            }
+            self.rx.streams[idx] = Some(s);
+        }
+        for q in 0..self.rx.queues.len() {
+            if !self.rx.queues[q].pending.is_empty() {
+                self.drain(q);
+            }
+        }
+        next
+    }
+}

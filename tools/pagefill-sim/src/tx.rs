@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The transmit engine: descriptor rings, gather, send to the fabric,
+//! completion by the free-running done count in the queue status block.
+
+use std::collections::HashSet;
+
+use pagefill_abi::{self as abi, tx_desc, tx_flags};
+
+use crate::fabric;
+use crate::nic::Nic;
+
+/// Bytes queued for the fabric above which the transmit engine waits.
+pub const MAX_BACKLOG: usize = 1 << 20;
+
+/// Descriptors one frame may span before the device calls it malformed.
+pub const MAX_DESCS_PER_FRAME: u32 = 32;
+
+/// One transmit queue's state.
+#[derive(Default)]
+pub struct TxQueue {
+    /// Descriptors done, free running.
+    pub(crate) head: u32,
+    /// Descriptors the host has written (doorbell), free running.
+    pub(crate) tail: u32,
+    pub(crate) armed: bool,
+    /// Descriptors completed since the vector last fired.
+    pub(crate) done_unseen: bool,
+}
+
+/// The transmit engine's state.
+#[derive(Default)]
+pub struct TxEngine {
+    pub(crate) queues: [TxQueue; abi::MAX_QUEUES],
+    /// Next sequence number of each group's stream from this node.
+    seq: Vec<u32>,
+    /// Streams (group, receiver) a receiver paused with xoff.
+    paused: HashSet<(u16, u8)>,
+    /// Scratch space for gathering a frame.
+    frame: Vec<u8>,
+    msg: Vec<u8>,
+}
+
+impl TxEngine {
+    fn paused(&self, group: u16) -> bool {
+        !self.paused.is_empty() && self.paused.iter().any(|&(g, _)| g == group)
+    }
+
+    /// Forgets queue positions (enable, reset); pauses and sequence numbers
+    /// belong to the fabric and stay.
+    pub(crate) fn reset_queues(&mut self) {
+        self.queues = Default::default();
+    }
+}
+
+struct Desc {
+    addr: u64,
+    len: u16,
+    group: u16,
+    flags: u8,
+}
+
+impl Nic {
+    fn read_desc(&mut self, q: usize, idx: u32) -> Option<Desc> {
+        let cfg = self.queues[q];
+        let slot = u64::from(idx & ((1 << cfg.tx_shift) - 1));
+        let mut d = [0u8; tx_desc::SIZE];
+        if let Err(e) = self.mem.read(cfg.tx_addr + slot * tx_desc::SIZE as u64, &mut d) {
+            self.dma_failed("reading a transmit descriptor", e);
+            return None;
+        }
+        let u16_at = |o: usize| u16::from_le_bytes([d[o], d[o + 1]]);
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&d[tx_desc::ADDR..tx_desc::ADDR + 8]);
+        Some(Desc {
+            addr: u64::from_le_bytes(a),
+            len: u16_at(tx_desc::LEN),
+            group: u16_at(tx_desc::GROUP),
+            flags: d[tx_desc::FLAGS],
+        })
+    }
+
+    /// Sends every complete frame between head and tail of queue `q`.
+    pub(crate) fn tx_process(&mut self, q: usize) {
+        let start = self.tx.queues[q].head;
+        let mut frame = std::mem::take(&mut self.tx.frame);
+        while self.running() {
+            let (head, tail) = (self.tx.queues[q].head, self.tx.queues[q].tail);
+            // A tail more than a ring ahead is a host bug: stop at a ring.
+            if head == tail || tail.wrapping_sub(head) > 1 << self.queues[q].tx_shift {
+                break;
+            }
+            if self.port.backlog() > MAX_BACKLOG {
+                break; // the link is busy: the engine's tick resumes us
+            }
+            frame.clear();
+            let mut idx = head;
+            let mut group = None;
+            let mut bad = false;
+            let mut complete = false;
+            while idx != tail {
+                let Some(d) = self.read_desc(q, idx) else { break };
+                idx = idx.wrapping_add(1);
+                if group.is_none() {
+                    bad |= d.flags & tx_flags::SOF == 0;
+                }
+                let g = *group.get_or_insert(d.group);
+                bad |= d.group != g || usize::from(d.group) >= abi::MAX_GROUPS || d.len == 0;
+                bad |= frame.len() + usize::from(d.len) > abi::MAX_FRAME_LEN;
+                if !bad {
+                    let off = frame.len();
+                    frame.resize(off + usize::from(d.len), 0);
+                    if let Err(e) = self.mem.read(d.addr, &mut frame[off..]) {
+                        self.dma_failed("reading transmit data", e);
+                        break;
+                    }
+                }
+                if d.flags & tx_flags::EOF != 0 || idx.wrapping_sub(head) >= MAX_DESCS_PER_FRAME {
+                    bad |= d.flags & tx_flags::EOF == 0;
+                    complete = true;
+                    break;
+                }
+            }
+            if !complete || !self.running() {
+                break; // the rest of the frame is not written yet
+            }
+            let group = group.unwrap_or(0);
+            bad |= frame.len() < abi::MIN_FRAME_LEN;
+            if bad {
+                self.counters.tx_bad_desc += u64::from(idx.wrapping_sub(head));
+            } else if self.tx.paused(group) {
+                break; // a receiver is starved: wait for its xon
+            } else if !self.link_up {
+                self.counters.drop_link_down += 1;
+            } else {
+                if self.tx.seq.is_empty() {
+                    self.tx.seq = vec![0; abi::MAX_GROUPS];
+                }
+                let seq = self.tx.seq[usize::from(group)];
+                self.tx.seq[usize::from(group)] = seq.wrapping_add(1);
+                let eot = idx == tail;
+                let mut msg = std::mem::take(&mut self.tx.msg);
+                msg.clear();
+                fabric::push_frame(&mut msg, group, self.node_id, seq, eot, &frame);
+                self.port.broadcast(&msg);
+                self.tx.msg = msg;
+                self.counters.tx_frames += 1;
+                self.counters.tx_bytes += frame.len() as u64;
+            }
+            self.tx.queues[q].head = idx;
+        }
+        self.tx.frame = frame;
+        let head = self.tx.queues[q].head;
+        if head != start {
+            let addr = self.queues[q].qsb_addr + abi::qsb::TX_DONE as u64;
+            if let Err(e) = self.mem.write_u32(addr, head) {
+                return self.dma_failed("writing a queue status block", e);
+            }
+            self.tx.queues[q].done_unseen = true;
+            self.fire_tx(q);
+        }
+    }
+
+    /// Resumes queues with descriptors waiting (after backpressure).
+    pub fn tx_kick(&mut self) {
+        for q in 0..self.num_queues as usize {
+            if self.running() && self.tx.queues[q].head != self.tx.queues[q].tail {
+                self.tx_process(q);
+            }
+        }
+    }
+
+    /// A receiver paused (xoff) or resumed (xon) our stream to `group`.
+    pub fn tx_flow(&mut self, group: u16, receiver: u8, pause: bool) {
+        if pause {
+            self.tx.paused.insert((group, receiver));
+        } else if self.tx.paused.remove(&(group, receiver)) {
+            for q in 0..self.num_queues as usize {
+                self.tx_process(q);
+            }
+        }
+    }
+
+    /// Handles one message from the fabric.
+    pub fn fabric_message(&mut self, msg: fabric::Msg<'_>, now: std::time::Instant) {
+        match msg {
+            fabric::Msg::Frame { group, src, seq, eot, data } => {
+                self.rx_frame(group, src, seq, eot, data, now)
+            }
+            fabric::Msg::Xoff { group, src, dst } if dst == self.node_id => {
+                self.tx_flow(group, src, true)
+            }
+            fabric::Msg::Xon { group, src, dst } if dst == self.node_id => {
+                self.tx_flow(group, src, false)
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The transmit engine and the fault modes, driven through the register
+//! interface against fake host memory.
+
+mod common;
+
+use common::{Host, ME};
+use pagefill_abi::{self as abi, fabric_type, reg, rx_kind};
+use pagefill_sim::faults::FaultMode;
+
+fn frames_sent(h: &Host) -> Vec<(u16, u32, bool, Vec<u8>)> {
+    h.take_sent()
+        .into_iter()
+        .filter(|m| m.1 == fabric_type::FRAME)
+        .map(|(to, _, g, src, _, d)| {
+            assert_eq!((to, src), (None, ME), "frames are broadcast from this node");
+            let seq = u32::from_le_bytes(d[0..4].try_into().unwrap());
+            (g, seq, d[4] != 0, d[5..].to_vec())
+        })
+        .collect()
+}
+
+#[test]
+fn descriptors_are_gathered_sent_numbered_and_completed() {
+    let mut h = Host::new(1, 6, 12);
+    let a = Host::frame_bytes(0, 0, 1, 100);
+    let b = Host::frame_bytes(0, 0, 2, 1500);
+    h.tx(0, 3, &a, 1);
+    h.tx(0, 3, &b, 3);
+    h.write(reg::queue(0, reg::Q_ARM), abi::arm::TX);
+    h.tx_doorbell(0);
+    let f = frames_sent(&h);
+    assert_eq!(f.len(), 2);
+    assert_eq!((f[0].0, f[0].1, f[0].2), (3, 0, false));
+    assert_eq!((f[1].0, f[1].1, f[1].2), (3, 1, true), "the last before an empty ring ends transmission");
+    assert_eq!((&f[0].3, &f[1].3), (&a, &b));
+    assert_eq!(h.tx_done(0), 4, "four descriptors done");
+    assert_eq!(h.take_irqs(), [1]);
+    assert_eq!(h.read(reg::TX_FRAMES), 2);
+}
+
+#[test]
+fn a_frame_is_sent_only_when_its_last_descriptor_is_written() {
+    let mut h = Host::new(1, 6, 12);
+    h.tx_desc(0, common::TX_DATA, 60, 1, abi::tx_flags::SOF);
+    h.tx_doorbell(0);
+    assert!(frames_sent(&h).is_empty());
+    assert_eq!(h.tx_done(0), 0);
+    h.tx_desc(0, common::TX_DATA, 60, 1, abi::tx_flags::EOF);
+    h.tx_doorbell(0);
+    assert_eq!(frames_sent(&h)[0].3.len(), 120);
+}
+
+#[test]
+fn malformed_descriptors_complete_unsent_and_are_counted() {
+    let mut h = Host::new(1, 6, 12);
+    h.tx_desc(0, common::TX_DATA, 60, 1, abi::tx_flags::EOF); // no SOF
+    h.tx_desc(0, common::TX_DATA, 0, 1, abi::tx_flags::SOF | abi::tx_flags::EOF); // empty
+    h.tx_desc(0, common::TX_DATA, 60, 5000, abi::tx_flags::SOF | abi::tx_flags::EOF); // group
+    h.tx_desc(0, common::TX_DATA, 8, 1, abi::tx_flags::SOF | abi::tx_flags::EOF); // too short
+    h.tx_doorbell(0);
+    assert!(frames_sent(&h).is_empty());
+    assert_eq!(h.read(reg::TX_BAD_DESC), 4);
+    assert_eq!(h.tx_done(0), 4);
+}
+
+#[test]
+fn xoff_from_a_receiver_pauses_the_stream_until_xon() {
+    let mut h = Host::new(1, 6, 12);
+    h.nic.tx_flow(2, 7, true);
+    h.tx(0, 2, &Host::frame_bytes(0, 0, 0, 64), 1);
+    h.tx(0, 4, &Host::frame_bytes(0, 0, 0, 64), 1);
+    h.tx_doorbell(0);
+    assert!(frames_sent(&h).is_empty(), "head of line waits for the paused group");
+    h.nic.tx_flow(2, 7, false);
+    let f = frames_sent(&h);
+    assert_eq!(f.iter().map(|f| f.0).collect::<Vec<_>>(), [2, 4]);
+    assert_eq!(h.tx_done(0), 2);
+}
+
+#[test]
+fn link_down_completes_transmit_unsent() {
+    let mut h = Host::new(1, 6, 12);
+    h.nic.set_link(false);
+    h.tx(0, 2, &Host::frame_bytes(0, 0, 0, 64), 1);
+    h.tx_doorbell(0);
+    assert!(frames_sent(&h).is_empty());
+    assert_eq!(h.read(reg::DROP_LINK_DOWN), 1);
+    assert_eq!(h.tx_done(0), 1);
+}
+
+/// One DATA completion of three frames, with fault `mode` on.
+fn faulty_data(mode: FaultMode) -> (Host, Vec<common::Cqe>) {
+    let mut h = Host::new(1, 6, 12);
+    h.join(0, &[1]);
+    h.nic.faults.set(Some(mode), 1);
+    for s in 0..3 {
+        h.frame(0, 1, s, 64, s == 2);
+    }
+    let c = h.completions(0);
+    (h, c)
+}
+
+#[test]
+fn fault_modes_corrupt_what_they_say() {
+    let (_, c) = faulty_data(FaultMode::LenPastBuffer);
+    assert!(c.iter().any(|c| c.kind == rx_kind::DATA && c.bytes > 4096));
+    let (_, c) = faulty_data(FaultMode::BadGroup);
+    assert!(c.iter().all(|c| usize::from(c.group) >= abi::MAX_GROUPS));
+    let (_, c) = faulty_data(FaultMode::BadNode);
+    assert!(c.iter().all(|c| usize::from(c.node) >= abi::MAX_NODES));
+    let (_, c) = faulty_data(FaultMode::BadQueue);
+    assert!(c.iter().all(|c| c.queue == 200));
+    let (h, c) = faulty_data(FaultMode::NeverPosted);
+    let d = c.iter().find(|c| c.kind == rx_kind::DATA).unwrap();
+    assert_ne!(d.addr, common::BUFFERS);
+    assert_eq!(h.records(common::BUFFERS, 3 * 72).len(), 3, "the data went to the real buffer");
+    let (_, c) = faulty_data(FaultMode::FrameCount);
+    assert_eq!(c.iter().find(|c| c.kind == rx_kind::DATA).unwrap().frames, 4);
+    let (h, c) = faulty_data(FaultMode::RecordLen);
+    let d = c.iter().find(|c| c.kind == rx_kind::DATA).unwrap();
+    let mut len = [0u8; 2];
+    pagefill_sim::dma::Memory::read(&*h.mem, d.addr, &mut len).unwrap();
+    assert_eq!(u16::from_le_bytes(len), u16::MAX);
+    let (h, c) = faulty_data(FaultMode::Duplicate);
+    assert_eq!(c.len(), 4, "CLAIM and DATA, twice each");
+    assert_eq!(h.nic.counters.faults_injected, 2);
+}
+
+#[test]
+fn faults_can_hit_every_nth_completion_only() {
+    let mut h = Host::new(1, 6, 12);
+    h.join(0, &[1]);
+    h.nic.faults.set(Some(FaultMode::BadQueue), 3);
+    for s in 0..6 {
+        h.post(0, 1);
+        h.frame(0, 1, s, 64, true);
+    }
+    let bad = h.completions(0).iter().filter(|c| c.queue == 200).count();
+    assert_eq!(bad, 4, "12 completions, every third corrupted");
+}
+
+#[test]
+fn a_dead_device_reads_all_ones_and_does_nothing() {
+    let mut h = Host::new(1, 6, 12);
+    h.join(0, &[1]);
+    h.nic.dead = true;
+    assert_eq!(h.read(reg::ID), u32::MAX);
+    h.write(reg::CTRL, abi::ctrl::RESET);
+    h.frame(0, 1, 0, 64, true);
+    assert!(h.completions(0).is_empty());
+    assert_ne!(h.entry(0, 1), 0, "the buffer was not taken");
+}
+
+#[test]
+fn control_commands_switch_faults_link_and_report_stats() {
+    use pagefill_sim::server::control_command;
+    let h = Host::new(1, 6, 12);
+    let nic = std::sync::Mutex::new(h.nic);
+    assert_eq!(control_command(&nic, "fault duplicate 2"), "ok\n");
+    assert_eq!(nic.lock().unwrap().faults.mode, Some(FaultMode::Duplicate));
+    assert!(control_command(&nic, "fault nonsense").starts_with("error"));
+    assert_eq!(control_command(&nic, "link down"), "ok\n");
+    let stats = control_command(&nic, "stats");
+    assert!(stats.lines().any(|l| l == "drop_unjoined 0"), "{stats}");
+    assert!(stats.lines().any(|l| l == "buffers_held 0"), "{stats}");
+    assert!(control_command(&nic, "bogus").starts_with("error"));
+}
