@@ -103,6 +103,11 @@ pub fn parse(mut buf: &[u8]) -> impl Iterator<Item = Msg<'_>> {
 /// Largest datagram the transport sends.
 pub const MAX_DATAGRAM: usize = 64 * 1024;
 
+/// Bytes a sender keeps queued for the fabric at most: the stand-in for the
+/// wire's latency, which bounds how many frames of a stream can still arrive
+/// after the receiver sent xoff.
+pub const MAX_IN_FLIGHT: usize = 16 * 1024;
+
 /// The socket path of node `n` in fabric folder `dir`.
 pub fn node_path(dir: &Path, n: u8) -> PathBuf {
     dir.join(format!("node-{n}.sock"))

@@ -180,8 +180,8 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
                 std::thread::sleep(due - now);
             }
         }
-        while port.backlog() > 4 << 20 {
-            std::thread::sleep(Duration::from_micros(100));
+        while port.backlog() > fabric::MAX_IN_FLIGHT {
+            std::thread::sleep(Duration::from_micros(20));
         }
     }
     while port.backlog() > 0 {

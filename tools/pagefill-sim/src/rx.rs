@@ -20,8 +20,12 @@ use pagefill_abi::{self as abi, record, rx_cqe, rx_flags, rx_kind};
 use crate::fabric;
 use crate::nic::{Counters, FabricPort, Nic};
 
-/// Frames a starved stream holds before it drops (and counts) more.
-pub const HOLD_LIMIT: usize = 64;
+/// Frames a starved stream holds before it drops (and counts) more: the
+/// device's per-stream FIFO. It must cover what a sender can have in flight
+/// between the moment the stream starves and the moment its xoff arrives;
+/// senders on this fabric keep at most [`crate::fabric::MAX_IN_FLIGHT`]
+/// bytes queued, which is under 256 minimal frames.
+pub const HOLD_LIMIT: usize = 512;
 
 /// A frame held while its stream is starved.
 struct HeldFrame {

@@ -10,9 +10,6 @@ use pagefill_abi::{self as abi, tx_desc, tx_flags};
 use crate::fabric;
 use crate::nic::Nic;
 
-/// Bytes queued for the fabric above which the transmit engine waits.
-pub const MAX_BACKLOG: usize = 1 << 20;
-
 /// Descriptors one frame may span before the device calls it malformed.
 pub const MAX_DESCS_PER_FRAME: u32 = 32;
 
@@ -90,7 +87,7 @@ impl Nic {
             if head == tail || tail.wrapping_sub(head) > 1 << self.queues[q].tx_shift {
                 break;
             }
-            if self.port.backlog() > MAX_BACKLOG {
+            if self.port.backlog() > fabric::MAX_IN_FLIGHT {
                 break; // the link is busy: the engine's tick resumes us
             }
             frame.clear();

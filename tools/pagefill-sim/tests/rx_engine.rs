@@ -167,11 +167,11 @@ fn streams_are_steered_to_queues_by_hash_and_say_which() {
             h.frame(g, n, 0, 64, true);
         }
     }
-    for q in 0..4 {
+    for (q, seen) in seen.iter_mut().enumerate() {
         for c in h.completions(q) {
             assert_eq!(usize::from(c.queue), q);
             assert_eq!(abi::stream_queue(c.group, c.node, 4) as usize, q);
-            seen[q] += 1;
+            *seen += 1;
         }
     }
     assert!(seen.iter().all(|&n| n > 0), "every queue used: {seen:?}");

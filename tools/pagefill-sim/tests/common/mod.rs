@@ -47,6 +47,10 @@ pub struct Cqe {
     pub flags: u8,
 }
 
+/// A sent message: (to, type, group, src, dst, data); a frame's data is its
+/// sequence number, an EOT byte, then the frame.
+pub type SentMsg = (Option<u8>, u8, u16, u8, u8, Vec<u8>);
+
 pub struct Host {
     pub nic: Nic,
     pub mem: Arc<FakeMemory>,
@@ -244,8 +248,8 @@ impl Host {
         std::mem::take(&mut *self.irqs.lock().unwrap())
     }
 
-    /// Messages the NIC sent, decoded: (to, type, group, src, dst).
-    pub fn take_sent(&self) -> Vec<(Option<u8>, u8, u16, u8, u8, Vec<u8>)> {
+    /// Messages the NIC sent, decoded: (to, type, group, src, dst, data).
+    pub fn take_sent(&self) -> Vec<SentMsg> {
         let sent = std::mem::take(&mut *self.sent.lock().unwrap());
         let mut out = Vec::new();
         for (to, m) in sent {
