@@ -222,10 +222,12 @@ impl UnixFabric {
         let path = node_path(dir, me);
         let _ = std::fs::remove_file(&path);
         let sock = UnixDatagram::bind(&path)?;
+        // Sends go out on a socket of their own: the receiving side toggles
+        // O_NONBLOCK on its socket, a flag a cloned descriptor would share.
         let sender = Sender {
             dir: dir.to_path_buf(),
             me,
-            sock: sock.try_clone()?,
+            sock: UnixDatagram::unbound()?,
             peers: Vec::new(),
             refreshed: None,
         };
