@@ -74,7 +74,9 @@ trap cleanup EXIT
 devices=()
 for i in $(seq 0 $((nics - 1))); do
 	sock=$run/nic$i.sock
-	RUST_LOG=${PAGEFILL_SIM_LOG:-info} "$sim" --socket "$sock" >"$run/nic$i.log" 2>&1 &
+	# NIC i is fabric node i; its control socket is nicI.ctl in the run folder.
+	RUST_LOG=${PAGEFILL_SIM_LOG:-info} "$sim" serve --socket "$sock" --fabric "$run/fabric" \
+		--node "$i" --control "$run/nic$i.ctl" >"$run/nic$i.log" 2>&1 &
 	sims+=($!)
 	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
 	[ -S "$sock" ] || { cat "$run/nic$i.log" >&2; pf_die "device model $i did not start"; }

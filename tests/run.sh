@@ -26,7 +26,9 @@ record() { # record NAME RESULT
 	esac
 }
 
-# Counts the KTAP test points of a test's output, under a name prefix.
+# Counts the KTAP test points of a test's output, under a name prefix. A
+# failed VM run prints the console log after the command's output, so the
+# same lines can appear twice; each counts once.
 count_ktap() { # count_ktap PREFIX FILE
 	local line name
 	while IFS= read -r line; do
@@ -41,7 +43,7 @@ count_ktap() { # count_ktap PREFIX FILE
 			name=${line#ok }; name=${name#* }
 			record "$1: $name" pass ;;
 		esac
-	done < <(grep -E '^(not )?ok [0-9]+ ' "$2")
+	done < <(tr -d '\r' <"$2" | grep -E '^(not )?ok [0-9]+ ' | awk '!seen[$0]++')
 }
 
 stage "setup: toolchain root"
@@ -99,7 +101,8 @@ for f in $flavours; do
 done
 
 stage "done"
-printf '\n%s\n' "${results[@]}"
+echo
+printf '%s\n' "${results[@]}"
 echo
 echo "wall time: $((SECONDS - t_start)) s"
 echo "$passed passed, $failed failed, $skipped skipped"

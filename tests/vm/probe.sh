@@ -16,12 +16,16 @@ ktap_check "the guest sees $PF_NICS pagefill NIC(s)" [ "$n" -eq "$PF_NICS" ]
 
 pf_log_mark
 ktap_check "insmod pagefill.ko" insmod "$ko"
-probed=0
+# Each NIC is a device-model instance; NIC i is fabric node i, behind root
+# port i, so the registers the driver read must say so.
+probed=0 i=0
 for bdf in $nics; do
-	pf_log_since | grep -q "pagefill $bdf: pagefill NIC, interface 1\.0$" &&
+	mac=$(printf '02:50:46:4c:00:%02x' "$i")
+	pf_log_since | grep -q "pagefill $bdf: pagefill NIC, interface 1\.0, node $i, MAC $mac, 4096 groups x 32 nodes, 4 queues, buffers 2^12..2^16, 2500 Mb/s$" &&
 		[ -e "$drv/$bdf" ] && probed=$((probed + 1))
+	i=$((i + 1))
 done
-ktap_check "probe bound every NIC and logged identity 1.0" [ "$probed" -eq "$n" ]
+ktap_check "probe bound every NIC and read its identity, node, MAC and limits" [ "$probed" -eq "$n" ]
 
 pf_log_mark
 for bdf in $nics; do echo "$bdf" >"$drv/unbind"; done

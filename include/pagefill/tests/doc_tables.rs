@@ -42,12 +42,18 @@ fn abi_value(name: &str) -> Option<u64> {
 #[test]
 fn every_documented_value_matches_the_abi() {
     let rows = doc_rows();
-    assert!(rows.len() >= ALL_CONSTANTS.len(), "too few table rows parsed: {rows:?}");
+    assert!(
+        rows.len() >= ALL_CONSTANTS.len(),
+        "too few table rows parsed: {rows:?}"
+    );
     for (name, value) in &rows {
         let Some(want) = abi_value(name) else {
             panic!("the doc's table names {name}, which abi.rs does not define");
         };
-        assert_eq!(*value, want, "{name}: doc says {value:#x}, abi.rs says {want:#x}");
+        assert_eq!(
+            *value, want,
+            "{name}: doc says {value:#x}, abi.rs says {want:#x}"
+        );
     }
 }
 
@@ -75,7 +81,10 @@ fn register_offsets_are_aligned_and_distinct() {
         .collect();
     for (i, (n, v)) in regs.iter().enumerate() {
         assert_eq!(v % 4, 0, "{n} is not 32-bit aligned");
-        assert!(*v < pagefill_abi::reg::QUEUE_BASE as u64, "{n} overlaps the queue registers");
+        assert!(
+            *v < pagefill_abi::reg::QUEUE_BASE as u64,
+            "{n} overlaps the queue registers"
+        );
         for (m, w) in &regs[i + 1..] {
             assert_ne!(v, w, "{n} and {m} share an offset");
         }

@@ -108,9 +108,7 @@ impl ConfigSpace {
                     let size_mask = !(abi::BAR0_SIZE as u32 - 1);
                     size_mask.to_le_bytes()[o - BAR0]
                 }
-                o if o == MSIX_CAP + 3 => {
-                    ((MSIX_CTRL_ENABLE | MSIX_CTRL_FUNCTION_MASK) >> 8) as u8
-                }
+                o if o == MSIX_CAP + 3 => ((MSIX_CTRL_ENABLE | MSIX_CTRL_FUNCTION_MASK) >> 8) as u8,
                 _ => 0,
             };
             if let Some(cur) = self.bytes.get_mut(off) {

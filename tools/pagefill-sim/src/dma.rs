@@ -17,7 +17,11 @@ pub struct DmaError {
 
 impl fmt::Display for DmaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DMA to unmapped memory at {:#x}, {} bytes", self.addr, self.len)
+        write!(
+            f,
+            "DMA to unmapped memory at {:#x}, {} bytes",
+            self.addr, self.len
+        )
     }
 }
 
@@ -259,7 +263,8 @@ impl FakeMemory {
     }
 
     pub fn write_u64(&self, addr: u64, v: u64) {
-        self.write(addr, &v.to_le_bytes()).expect("fake memory address in range");
+        self.write(addr, &v.to_le_bytes())
+            .expect("fake memory address in range");
     }
 }
 

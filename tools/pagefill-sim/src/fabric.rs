@@ -41,7 +41,15 @@ pub enum Msg<'a> {
     },
 }
 
-fn header(ty: u8, flags: u8, group: u16, src: u8, dst: u8, len: u16, seq: u32) -> [u8; fabric::HEADER_SIZE] {
+fn header(
+    ty: u8,
+    flags: u8,
+    group: u16,
+    src: u8,
+    dst: u8,
+    len: u16,
+    seq: u32,
+) -> [u8; fabric::HEADER_SIZE] {
     let mut h = [0u8; fabric::HEADER_SIZE];
     h[fabric::MAGIC..fabric::MAGIC + 2].copy_from_slice(&abi::FABRIC_MAGIC.to_le_bytes());
     h[fabric::TYPE] = ty;
@@ -57,7 +65,15 @@ fn header(ty: u8, flags: u8, group: u16, src: u8, dst: u8, len: u16, seq: u32) -
 /// Appends a frame message to `out`.
 pub fn push_frame(out: &mut Vec<u8>, group: u16, src: u8, seq: u32, eot: bool, data: &[u8]) {
     let flags = if eot { fabric_flags::EOT } else { 0 };
-    out.extend_from_slice(&header(fabric_type::FRAME, flags, group, src, 0, data.len() as u16, seq));
+    out.extend_from_slice(&header(
+        fabric_type::FRAME,
+        flags,
+        group,
+        src,
+        0,
+        data.len() as u16,
+        seq,
+    ));
     out.extend_from_slice(data);
 }
 
@@ -77,7 +93,11 @@ pub fn parse(mut buf: &[u8]) -> impl Iterator<Item = Msg<'_>> {
             return None;
         }
         let len = usize::from(u16_at(buf, fabric::LEN));
-        let (group, src, dst) = (u16_at(buf, fabric::GROUP), buf[fabric::SRC], buf[fabric::DST]);
+        let (group, src, dst) = (
+            u16_at(buf, fabric::GROUP),
+            buf[fabric::SRC],
+            buf[fabric::DST],
+        );
         let msg = match buf[fabric::TYPE] {
             fabric_type::FRAME => {
                 let data = buf.get(fabric::HEADER_SIZE..fabric::HEADER_SIZE + len)?;
@@ -94,7 +114,11 @@ pub fn parse(mut buf: &[u8]) -> impl Iterator<Item = Msg<'_>> {
             fabric_type::XON => Msg::Xon { group, src, dst },
             _ => return None,
         };
-        let used = if matches!(msg, Msg::Frame { .. }) { fabric::HEADER_SIZE + len } else { fabric::HEADER_SIZE };
+        let used = if matches!(msg, Msg::Frame { .. }) {
+            fabric::HEADER_SIZE + len
+        } else {
+            fabric::HEADER_SIZE
+        };
         buf = &buf[used..];
         Some(msg)
     })
@@ -146,7 +170,10 @@ struct Sender {
 impl Sender {
     fn refresh(&mut self) {
         let now = Instant::now();
-        if self.refreshed.is_some_and(|t| now - t < Duration::from_millis(200)) {
+        if self
+            .refreshed
+            .is_some_and(|t| now - t < Duration::from_millis(200))
+        {
             return;
         }
         self.refreshed = Some(now);
@@ -155,7 +182,9 @@ impl Sender {
         let mut peers = Vec::new();
         for n in 0..abi::MAX_NODES as u8 {
             let p = node_path(&self.dir, n);
-            let Ok(real) = std::fs::canonicalize(&p) else { continue };
+            let Ok(real) = std::fs::canonicalize(&p) else {
+                continue;
+            };
             if Some(&real) == me.as_ref() || seen.insert(real, ()).is_some() {
                 continue;
             }
@@ -170,7 +199,11 @@ impl Sender {
         let _ = self.sock.send_to(buf, to);
     }
 
-    fn run(mut self, rx: std::sync::mpsc::Receiver<Out>, backlog: std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    fn run(
+        mut self,
+        rx: std::sync::mpsc::Receiver<Out>,
+        backlog: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ) {
         use std::sync::atomic::Ordering;
         let mut batch: Vec<u8> = Vec::with_capacity(MAX_DATAGRAM);
         let mut next = None;
@@ -246,9 +279,11 @@ impl UnixFabric {
     }
 
     fn queue(&mut self, o: Out, len: usize) {
-        self.backlog.fetch_add(len, std::sync::atomic::Ordering::AcqRel);
+        self.backlog
+            .fetch_add(len, std::sync::atomic::Ordering::AcqRel);
         if self.tx.send(o).is_err() {
-            self.backlog.fetch_sub(len, std::sync::atomic::Ordering::AcqRel);
+            self.backlog
+                .fetch_sub(len, std::sync::atomic::Ordering::AcqRel);
         }
     }
 }
@@ -305,10 +340,31 @@ mod tests {
         assert_eq!(msgs.len(), 3);
         assert_eq!(
             msgs[0],
-            Msg::Frame { group: 7, src: 3, seq: 42, eot: true, data: &[1; 60] }
+            Msg::Frame {
+                group: 7,
+                src: 3,
+                seq: 42,
+                eot: true,
+                data: &[1; 60]
+            }
         );
-        assert_eq!(msgs[1], Msg::Xoff { group: 9, src: 1, dst: 2 });
-        assert!(matches!(msgs[2], Msg::Frame { group: 4095, src: 31, eot: false, .. }));
+        assert_eq!(
+            msgs[1],
+            Msg::Xoff {
+                group: 9,
+                src: 1,
+                dst: 2
+            }
+        );
+        assert!(matches!(
+            msgs[2],
+            Msg::Frame {
+                group: 4095,
+                src: 31,
+                eot: false,
+                ..
+            }
+        ));
     }
 
     #[test]

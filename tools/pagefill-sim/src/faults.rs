@@ -90,7 +90,15 @@ impl Faults {
         use FaultMode::*;
         // Data faults only apply to completions that carry data.
         let applies: &[FaultMode] = if *frames > 0 {
-            &[LenPastBuffer, BadGroup, BadNode, BadQueue, NeverPosted, FrameCount, Duplicate]
+            &[
+                LenPastBuffer,
+                BadGroup,
+                BadNode,
+                BadQueue,
+                NeverPosted,
+                FrameCount,
+                Duplicate,
+            ]
         } else {
             &[BadGroup, BadNode, BadQueue, Duplicate]
         };

@@ -57,7 +57,10 @@ pub struct GenReport {
 }
 
 fn ipv4_checksum(h: &[u8]) -> u16 {
-    let mut sum: u32 = h.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    let mut sum: u32 = h
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
     while sum >> 16 != 0 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -134,8 +137,11 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
             }
         });
     }
-    let streams: Vec<(u16, u8)> =
-        cfg.groups.iter().flat_map(|&g| cfg.nodes.iter().map(move |&n| (g, n))).collect();
+    let streams: Vec<(u16, u8)> = cfg
+        .groups
+        .iter()
+        .flat_map(|&g| cfg.nodes.iter().map(move |&n| (g, n)))
+        .collect();
     let mut next = vec![0u64; streams.len()];
     let mut frame = Vec::new();
     let mut msg = Vec::new();

@@ -62,19 +62,31 @@ fn range<T: std::str::FromStr + Copy + Into<u32> + TryFrom<u32>>(s: &str) -> Opt
 }
 
 fn mac(s: &str) -> Option<[u8; 6]> {
-    let v: Vec<u8> = s.split(':').map(|b| u8::from_str_radix(b, 16)).collect::<Result<_, _>>().ok()?;
+    let v: Vec<u8> = s
+        .split(':')
+        .map(|b| u8::from_str_radix(b, 16))
+        .collect::<Result<_, _>>()
+        .ok()?;
     v.try_into().ok()
 }
 
 fn serve(args: &[String]) -> ExitCode {
-    let Some(o) = options(args) else { return usage() };
-    let (Some(socket), Some(fabric_dir), Some(node)) = (o.get("socket"), o.get("fabric"), o.get("node"))
+    let Some(o) = options(args) else {
+        return usage();
+    };
+    let (Some(socket), Some(fabric_dir), Some(node)) =
+        (o.get("socket"), o.get("fabric"), o.get("node"))
     else {
         return usage();
     };
-    let Ok(node) = node.parse::<u8>() else { return usage() };
+    let Ok(node) = node.parse::<u8>() else {
+        return usage();
+    };
     if usize::from(node) >= pagefill_abi::MAX_NODES {
-        eprintln!("pagefill-sim: node must be below {}", pagefill_abi::MAX_NODES);
+        eprintln!(
+            "pagefill-sim: node must be below {}",
+            pagefill_abi::MAX_NODES
+        );
         return ExitCode::from(2);
     }
     let port = match UnixFabric::bind(&PathBuf::from(fabric_dir), node) {
@@ -84,7 +96,9 @@ fn serve(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let Ok(rx_sock) = port.receiver() else { return ExitCode::FAILURE };
+    let Ok(rx_sock) = port.receiver() else {
+        return ExitCode::FAILURE;
+    };
     let regions = SharedRegions::default();
     let msix = Arc::new(Mutex::new(Msix::default()));
     let nic = Nic::new(
@@ -107,7 +121,12 @@ fn serve(args: &[String]) -> ExitCode {
             }
         });
     }
-    let server = match Server::new(&PathBuf::from(socket), true, Backend::irqs(), Backend::regions()) {
+    let server = match Server::new(
+        &PathBuf::from(socket),
+        true,
+        Backend::irqs(),
+        Backend::regions(),
+    ) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("pagefill-sim: cannot listen on {socket}: {e:?}");
@@ -141,7 +160,9 @@ fn serve(args: &[String]) -> ExitCode {
 }
 
 fn ctl(args: &[String]) -> ExitCode {
-    let Some((path, cmd)) = args.split_first() else { return usage() };
+    let Some((path, cmd)) = args.split_first() else {
+        return usage();
+    };
     match server::control_client(&PathBuf::from(path), &cmd.join(" ")) {
         Ok(reply) => {
             print!("{reply}");
@@ -159,7 +180,9 @@ fn ctl(args: &[String]) -> ExitCode {
 }
 
 fn gen(args: &[String]) -> ExitCode {
-    let Some(o) = options(args) else { return usage() };
+    let Some(o) = options(args) else {
+        return usage();
+    };
     let get = |k: &str| o.get(k).map(String::as_str);
     let cfg = (|| {
         Some(GenConfig {
@@ -171,7 +194,10 @@ fn gen(args: &[String]) -> ExitCode {
             rate: get("rate").unwrap_or("0").parse().ok()?,
             eot_every: get("eot-every").unwrap_or("0").parse().ok()?,
             dst_mac: mac(get("dst-mac")?)?,
-            src_ip: get("src-ip").unwrap_or("192.0.2.0").parse::<Ipv4Addr>().ok()?,
+            src_ip: get("src-ip")
+                .unwrap_or("192.0.2.0")
+                .parse::<Ipv4Addr>()
+                .ok()?,
             dst_ip: get("dst-ip")?.parse().ok()?,
             dport: get("dport").unwrap_or("9000").parse().ok()?,
         })

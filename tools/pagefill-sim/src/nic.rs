@@ -149,7 +149,8 @@ impl Nic {
     /// Reset: stop, forget every buffer (ownership returns to the host with
     /// no completion), clear configuration and counters.
     pub fn reset(&mut self) {
-        self.rx.forget_all(&mut *self.port, self.node_id, &mut self.counters);
+        self.rx
+            .forget_all(&mut *self.port, self.node_id, &mut self.counters);
         let keep = (self.counters.bad_accesses, self.counters.dma_errors);
         self.counters = Counters::default();
         (self.counters.bad_accesses, self.counters.dma_errors) = keep;
@@ -332,8 +333,15 @@ impl Nic {
                         q.rx_vector = (v & 0xff) as u16;
                         q.tx_vector = ((v >> 8) & 0xff) as u16;
                     }
-                    reg::Q_CQ_LO | reg::Q_CQ_HI | reg::Q_CQ_SHIFT | reg::Q_TX_LO | reg::Q_TX_HI
-                    | reg::Q_TX_SHIFT | reg::Q_QSB_LO | reg::Q_QSB_HI | reg::Q_VECTORS => {}
+                    reg::Q_CQ_LO
+                    | reg::Q_CQ_HI
+                    | reg::Q_CQ_SHIFT
+                    | reg::Q_TX_LO
+                    | reg::Q_TX_HI
+                    | reg::Q_TX_SHIFT
+                    | reg::Q_QSB_LO
+                    | reg::Q_QSB_HI
+                    | reg::Q_VECTORS => {}
                     reg::Q_ARM => {
                         if self.running() && qi < self.num_queues as usize {
                             self.arm(qi, v);
@@ -366,7 +374,9 @@ impl Nic {
             ok &= q.rx_vector < abi::MSIX_VECTORS && q.tx_vector < abi::MSIX_VECTORS;
         }
         if !ok {
-            error!("driver bug: enable with an invalid configuration; device enters the fatal state");
+            error!(
+                "driver bug: enable with an invalid configuration; device enters the fatal state"
+            );
             self.set_fatal();
             return;
         }
@@ -383,7 +393,8 @@ impl Nic {
         if self.running() {
             self.rx_flush_all(now);
         }
-        self.rx.forget_all(&mut *self.port, self.node_id, &mut self.counters);
+        self.rx
+            .forget_all(&mut *self.port, self.node_id, &mut self.counters);
         self.enabled = false;
         self.raise_misc(abi::misc::LINK_CHANGE);
     }

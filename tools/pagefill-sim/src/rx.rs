@@ -109,7 +109,9 @@ impl RxEngine {
     /// Prepares for an enabled device.
     pub(crate) fn start(&mut self, _buf_size: usize, num_queues: usize) {
         if self.streams.is_empty() {
-            self.streams = (0..abi::MAX_GROUPS * abi::MAX_NODES).map(|_| None).collect();
+            self.streams = (0..abi::MAX_GROUPS * abi::MAX_NODES)
+                .map(|_| None)
+                .collect();
         }
         self.queues = (0..num_queues).map(|_| RxQueue::default()).collect();
         self.open.clear();
@@ -195,7 +197,15 @@ impl Cqe {
 
 impl Nic {
     /// A frame arrives from the fabric for `group` from node `src`.
-    pub fn rx_frame(&mut self, group: u16, src: u8, seq: u32, eot: bool, frame: &[u8], now: Instant) {
+    pub fn rx_frame(
+        &mut self,
+        group: u16,
+        src: u8,
+        seq: u32,
+        eot: bool,
+        frame: &[u8],
+        now: Instant,
+    ) {
         if !self.running() {
             return;
         }
@@ -220,7 +230,9 @@ impl Nic {
             Err(e) => return self.dma_failed("reading the master table", e),
         };
         let idx = stream_index(group, src);
-        let mut s = self.rx.streams[idx].take().unwrap_or_else(|| Box::new(Stream::new()));
+        let mut s = self.rx.streams[idx]
+            .take()
+            .unwrap_or_else(|| Box::new(Stream::new()));
         s.stats.offered += 1;
         if s.starved || !s.held.is_empty() {
             self.hold(&mut s, seq, eot, frame);
@@ -337,7 +349,8 @@ impl Nic {
     /// completion; the stream then holds no buffer.
     fn close(&mut self, s: &mut Stream, group: u16, src: u8, flags: u8) {
         let addr = s.buf_addr;
-        self.faults.corrupt_records(&mut s.staging, &mut self.counters);
+        self.faults
+            .corrupt_records(&mut s.staging, &mut self.counters);
         if let Err(e) = self.mem.write(addr, &s.staging) {
             return self.dma_failed("writing a receive buffer", e);
         }
@@ -354,7 +367,16 @@ impl Nic {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn post(&mut self, group: u16, node: u8, kind: u8, flags: u8, addr: u64, bytes: u32, frames: u16) {
+    fn post(
+        &mut self,
+        group: u16,
+        node: u8,
+        kind: u8,
+        flags: u8,
+        addr: u64,
+        bytes: u32,
+        frames: u16,
+    ) {
         let q = abi::stream_queue(group, node, self.num_queues) as usize;
         let mut cqe = Cqe {
             addr,

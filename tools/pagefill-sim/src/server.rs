@@ -106,7 +106,8 @@ pub fn control_command(nic: &Mutex<Nic>, line: &str) -> String {
         }
         (Some("fault"), Some(mode), every) => match mode.parse::<FaultMode>() {
             Ok(m) => {
-                n.faults.set(Some(m), every.and_then(|e| e.parse().ok()).unwrap_or(1));
+                n.faults
+                    .set(Some(m), every.and_then(|e| e.parse().ok()).unwrap_or(1));
                 "ok\n".into()
             }
             Err(e) => format!("error: {e}\n"),

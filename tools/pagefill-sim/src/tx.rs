@@ -62,7 +62,10 @@ impl Nic {
         let cfg = self.queues[q];
         let slot = u64::from(idx & ((1 << cfg.tx_shift) - 1));
         let mut d = [0u8; tx_desc::SIZE];
-        if let Err(e) = self.mem.read(cfg.tx_addr + slot * tx_desc::SIZE as u64, &mut d) {
+        if let Err(e) = self
+            .mem
+            .read(cfg.tx_addr + slot * tx_desc::SIZE as u64, &mut d)
+        {
             self.dma_failed("reading a transmit descriptor", e);
             return None;
         }
@@ -96,7 +99,9 @@ impl Nic {
             let mut bad = false;
             let mut complete = false;
             while idx != tail {
-                let Some(d) = self.read_desc(q, idx) else { break };
+                let Some(d) = self.read_desc(q, idx) else {
+                    break;
+                };
                 idx = idx.wrapping_add(1);
                 if group.is_none() {
                     bad |= d.flags & tx_flags::SOF == 0;
@@ -181,9 +186,13 @@ impl Nic {
     /// Handles one message from the fabric.
     pub fn fabric_message(&mut self, msg: fabric::Msg<'_>, now: std::time::Instant) {
         match msg {
-            fabric::Msg::Frame { group, src, seq, eot, data } => {
-                self.rx_frame(group, src, seq, eot, data, now)
-            }
+            fabric::Msg::Frame {
+                group,
+                src,
+                seq,
+                eot,
+                data,
+            } => self.rx_frame(group, src, seq, eot, data, now),
             fabric::Msg::Xoff { group, src, dst } if dst == self.node_id => {
                 self.tx_flow(group, src, true)
             }

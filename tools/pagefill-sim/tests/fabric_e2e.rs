@@ -30,7 +30,9 @@ const BUF_SHIFT: u32 = 12;
 const CQ_SHIFT: u32 = 10;
 
 fn write(nic: &Mutex<Nic>, off: usize, v: u32) {
-    nic.lock().unwrap().bar0_write(off as u64, &v.to_le_bytes(), Instant::now());
+    nic.lock()
+        .unwrap()
+        .bar0_write(off as u64, &v.to_le_bytes(), Instant::now());
 }
 
 #[test]
@@ -40,7 +42,12 @@ fn generator_streams_arrive_complete_and_in_order_through_starvation() {
     let mem = Arc::new(FakeMemory::new(common::BASE, common::MEM_SIZE));
     let port = UnixFabric::bind(&dir, 0).unwrap();
     let sock = port.receiver().unwrap();
-    let nic = Arc::new(Mutex::new(Nic::new(0, Box::new(mem.clone()), Box::new(NoIrq), Box::new(port))));
+    let nic = Arc::new(Mutex::new(Nic::new(
+        0,
+        Box::new(mem.clone()),
+        Box::new(NoIrq),
+        Box::new(port),
+    )));
     // Configure like a driver: one queue, 4 KiB buffers, coalescing 20 us.
     for (r, v) in [
         (reg::MASTER_LO, MASTER as u32),
@@ -116,7 +123,8 @@ fn generator_streams_arrive_complete_and_in_order_through_starvation() {
             continue;
         }
         consumed = consumed.wrapping_add(1);
-        mem.write_u32(QSBS + abi::qsb::RX_CONSUMED as u64, consumed).unwrap();
+        mem.write_u32(QSBS + abi::qsb::RX_CONSUMED as u64, consumed)
+            .unwrap();
         let (kind, flags) = (e[rx_cqe::KIND], e[rx_cqe::FLAGS]);
         let g = u16::from_le_bytes([e[14], e[15]]);
         let n = e[rx_cqe::NODE];
@@ -167,15 +175,27 @@ fn generator_streams_arrive_complete_and_in_order_through_starvation() {
         .rx
         .stream_stats()
         .into_iter()
-        .filter(|((g, n), s)| s.written != expect.get(&(*g, *n)).copied().unwrap_or(0) || s.offered != count)
+        .filter(|((g, n), s)| {
+            s.written != expect.get(&(*g, *n)).copied().unwrap_or(0) || s.offered != count
+        })
         .collect();
     // Check before joining the generator, which would wait forever for an
     // xon that never comes.
-    assert_eq!(got, total, "every frame delivered; device {c:?}; streams behind: {stalled:?}");
+    assert_eq!(
+        got, total,
+        "every frame delivered; device {c:?}; streams behind: {stalled:?}"
+    );
     let report = gen.join().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(report.frames, total);
-    assert_eq!(c.drop_overflow + c.drop_unjoined + c.drop_bad_frame, 0, "{c:?}");
-    assert!(starved_seen > 0 && c.xoff_sent > 0, "flow control was exercised: {c:?}");
+    assert_eq!(
+        c.drop_overflow + c.drop_unjoined + c.drop_bad_frame,
+        0,
+        "{c:?}"
+    );
+    assert!(
+        starved_seen > 0 && c.xoff_sent > 0,
+        "flow control was exercised: {c:?}"
+    );
     assert_eq!(c.xon_sent, c.xoff_sent);
 }

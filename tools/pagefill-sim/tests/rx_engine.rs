@@ -20,7 +20,10 @@ fn first_frame_claims_the_posted_buffer_and_zeroes_the_entry() {
     assert_eq!(h.entry(0, 3), 0, "the take hands the buffer to the device");
     let c = h.completions(0);
     assert_eq!(c.len(), 1);
-    assert_eq!((c[0].kind, c[0].addr, c[0].group, c[0].node), (rx_kind::CLAIM, buf, 0, 3));
+    assert_eq!(
+        (c[0].kind, c[0].addr, c[0].group, c[0].node),
+        (rx_kind::CLAIM, buf, 0, 3)
+    );
     assert_eq!(c[0].frames, 0);
     assert_eq!(h.take_irqs(), [1], "armed receive vector fired once");
 }
@@ -37,7 +40,10 @@ fn frames_are_packed_behind_aligned_record_headers_until_eot() {
     let c = h.completions(0);
     assert_eq!(c.len(), 2, "CLAIM then DATA: {c:?}");
     let d = c[1];
-    assert_eq!((d.kind, d.flags, d.addr), (rx_kind::DATA, rx_flags::EOT, buf));
+    assert_eq!(
+        (d.kind, d.flags, d.addr),
+        (rx_kind::DATA, rx_flags::EOT, buf)
+    );
     assert_eq!(d.frames as usize, lens.len());
     let want: u32 = lens.iter().map(|&l| abi::record::size(l) as u32).sum();
     assert_eq!(d.bytes, want);
@@ -57,7 +63,7 @@ fn a_full_buffer_is_written_and_the_next_taken_in_one_completion() {
     let first = h.entry(1, 4);
     h.frame(1, 4, 0, 1000, false);
     let second = h.post(1, 4); // the host refills after the CLAIM
-    // 4 records of 1008 bytes fit in 4096; the fifth does not.
+                               // 4 records of 1008 bytes fit in 4096; the fifth does not.
     for s in 1..5 {
         h.frame(1, 4, s, 1000, false);
     }
@@ -69,7 +75,10 @@ fn a_full_buffer_is_written_and_the_next_taken_in_one_completion() {
     assert_eq!((c[1].addr, c[1].frames), (first, 4));
     h.frame(1, 4, 5, 1000, true);
     let c = h.completions(0);
-    assert_eq!((c[0].addr, c[0].frames, c[0].flags), (second, 2, rx_flags::EOT));
+    assert_eq!(
+        (c[0].addr, c[0].frames, c[0].flags),
+        (second, 2, rx_flags::EOT)
+    );
     let seqs: Vec<u32> = h.records(second, c[0].bytes).iter().map(|r| r.1).collect();
     assert_eq!(seqs, [4, 5]);
 }
@@ -87,7 +96,10 @@ fn starvation_sends_xoff_holds_frames_and_resumes_in_order_on_xon() {
     assert_eq!(h.read(reg::STARVED), 1);
     let sent = h.take_sent();
     assert_eq!(sent.len(), 1);
-    assert_eq!((sent[0].0, sent[0].1, sent[0].2, sent[0].3, sent[0].4), (Some(9), fabric_type::XOFF, 2, ME, 9));
+    assert_eq!(
+        (sent[0].0, sent[0].1, sent[0].2, sent[0].3, sent[0].4),
+        (Some(9), fabric_type::XOFF, 2, ME, 9)
+    );
     // Frames in flight while starved are held, not dropped.
     h.frame(2, 9, 6, 100, false);
     h.frame(2, 9, 7, 100, true);
@@ -96,7 +108,10 @@ fn starvation_sends_xoff_holds_frames_and_resumes_in_order_on_xon() {
     h.write(reg::XON, abi::stream_id(2, 9));
     let c = h.completions(0);
     assert_eq!(c[0].kind, rx_kind::CLAIM);
-    assert_eq!((c[1].kind, c[1].flags, c[1].addr), (rx_kind::DATA, rx_flags::EOT, buf));
+    assert_eq!(
+        (c[1].kind, c[1].flags, c[1].addr),
+        (rx_kind::DATA, rx_flags::EOT, buf)
+    );
     let seqs: Vec<u32> = h.records(buf, c[1].bytes).iter().map(|r| r.1).collect();
     assert_eq!(seqs, [4, 5, 6, 7], "held frames in order, none lost");
     let sent = h.take_sent();
@@ -154,7 +169,10 @@ fn the_coalescing_timer_writes_a_partly_filled_buffer() {
     assert!(h.completions(0).is_empty());
     h.advance(Duration::from_micros(2));
     let c = h.completions(0);
-    assert_eq!((c[0].kind, c[0].flags, c[0].frames), (rx_kind::DATA, rx_flags::TIMEOUT, 1));
+    assert_eq!(
+        (c[0].kind, c[0].flags, c[0].frames),
+        (rx_kind::DATA, rx_flags::TIMEOUT, 1)
+    );
 }
 
 #[test]
@@ -190,7 +208,14 @@ fn the_ring_wraps_with_the_phase_and_never_overwrites_unconsumed_entries() {
     h.advance(Duration::from_micros(1)); // the device sees the consumed count
     let rest = h.completions(0);
     assert_eq!(rest.len(), 16, "after wrapping, the phase flips");
-    assert!(first.iter().chain(&rest).filter(|c| c.kind == rx_kind::DATA).count() == 40);
+    assert!(
+        first
+            .iter()
+            .chain(&rest)
+            .filter(|c| c.kind == rx_kind::DATA)
+            .count()
+            == 40
+    );
 }
 
 #[test]
@@ -200,7 +225,11 @@ fn the_vector_fires_only_when_armed_and_at_once_if_work_is_waiting() {
     h.frame(0, 1, 0, 64, true);
     assert!(h.take_irqs().is_empty(), "not armed");
     h.write(reg::queue(0, reg::Q_ARM), abi::arm::RX);
-    assert_eq!(h.take_irqs(), [1], "unconsumed completions: fires on arming");
+    assert_eq!(
+        h.take_irqs(),
+        [1],
+        "unconsumed completions: fires on arming"
+    );
     h.completions(0);
     h.write(reg::queue(0, reg::Q_ARM), abi::arm::RX);
     assert!(h.take_irqs().is_empty(), "nothing waiting");
@@ -224,7 +253,9 @@ fn group_flush_returns_every_buffer_the_device_holds() {
     let mut c = h.completions(0);
     c.sort_by_key(|c| c.node);
     assert_eq!(c.len(), 2);
-    assert!(c.iter().all(|c| c.kind == rx_kind::DATA && c.flags == rx_flags::FLUSH));
+    assert!(c
+        .iter()
+        .all(|c| c.kind == rx_kind::DATA && c.flags == rx_flags::FLUSH));
     assert_eq!((c[0].addr, c[1].addr), (b1, b2));
     assert_eq!(h.nic.rx.buffers_held(), 0);
     h.frame(5, 1, 1, 64, true);
@@ -290,7 +321,11 @@ fn configuration_registers_are_locked_while_enabled() {
     h.write(reg::BUF_SHIFT, 13);
     assert_eq!(h.read(reg::BUF_SHIFT), 12);
     h.write(reg::COALESCE_USECS, 7);
-    assert_eq!(h.read(reg::COALESCE_USECS), 7, "coalescing can change any time");
+    assert_eq!(
+        h.read(reg::COALESCE_USECS),
+        7,
+        "coalescing can change any time"
+    );
 }
 
 #[test]
@@ -308,7 +343,10 @@ fn bad_register_accesses_are_refused_and_counted() {
 #[test]
 fn identity_and_limits_registers() {
     let mut h = Host::new(1, 6, 12);
-    assert_eq!(h.read(reg::VERSION), abi::version(abi::VERSION_MAJOR, abi::VERSION_MINOR));
+    assert_eq!(
+        h.read(reg::VERSION),
+        abi::version(abi::VERSION_MAJOR, abi::VERSION_MINOR)
+    );
     assert_eq!(h.read(reg::MAX_GROUPS), 4096);
     assert_eq!(h.read(reg::MAX_NODES), 32);
     assert_eq!(h.read(reg::MAX_QUEUES), abi::MAX_QUEUES as u32);
@@ -317,7 +355,10 @@ fn identity_and_limits_registers() {
     assert_eq!(h.read(reg::LINK_SPEED), 2500);
     let mac = abi::node_mac(ME);
     assert_eq!(h.read(reg::MAC_LO).to_le_bytes(), mac[0..4]);
-    assert_eq!(h.read(reg::MAC_HI) as u16, u16::from_le_bytes([mac[4], mac[5]]));
+    assert_eq!(
+        h.read(reg::MAC_HI) as u16,
+        u16::from_le_bytes([mac[4], mac[5]])
+    );
 }
 
 #[test]

@@ -33,7 +33,11 @@ fn descriptors_are_gathered_sent_numbered_and_completed() {
     let f = frames_sent(&h);
     assert_eq!(f.len(), 2);
     assert_eq!((f[0].0, f[0].1, f[0].2), (3, 0, false));
-    assert_eq!((f[1].0, f[1].1, f[1].2), (3, 1, true), "the last before an empty ring ends transmission");
+    assert_eq!(
+        (f[1].0, f[1].1, f[1].2),
+        (3, 1, true),
+        "the last before an empty ring ends transmission"
+    );
     assert_eq!((&f[0].3, &f[1].3), (&a, &b));
     assert_eq!(h.tx_done(0), 4, "four descriptors done");
     assert_eq!(h.take_irqs(), [1]);
@@ -56,9 +60,27 @@ fn a_frame_is_sent_only_when_its_last_descriptor_is_written() {
 fn malformed_descriptors_complete_unsent_and_are_counted() {
     let mut h = Host::new(1, 6, 12);
     h.tx_desc(0, common::TX_DATA, 60, 1, abi::tx_flags::EOF); // no SOF
-    h.tx_desc(0, common::TX_DATA, 0, 1, abi::tx_flags::SOF | abi::tx_flags::EOF); // empty
-    h.tx_desc(0, common::TX_DATA, 60, 5000, abi::tx_flags::SOF | abi::tx_flags::EOF); // group
-    h.tx_desc(0, common::TX_DATA, 8, 1, abi::tx_flags::SOF | abi::tx_flags::EOF); // too short
+    h.tx_desc(
+        0,
+        common::TX_DATA,
+        0,
+        1,
+        abi::tx_flags::SOF | abi::tx_flags::EOF,
+    ); // empty
+    h.tx_desc(
+        0,
+        common::TX_DATA,
+        60,
+        5000,
+        abi::tx_flags::SOF | abi::tx_flags::EOF,
+    ); // group
+    h.tx_desc(
+        0,
+        common::TX_DATA,
+        8,
+        1,
+        abi::tx_flags::SOF | abi::tx_flags::EOF,
+    ); // too short
     h.tx_doorbell(0);
     assert!(frames_sent(&h).is_empty());
     assert_eq!(h.read(reg::TX_BAD_DESC), 4);
@@ -72,7 +94,10 @@ fn xoff_from_a_receiver_pauses_the_stream_until_xon() {
     h.tx(0, 2, &Host::frame_bytes(0, 0, 0, 64), 1);
     h.tx(0, 4, &Host::frame_bytes(0, 0, 0, 64), 1);
     h.tx_doorbell(0);
-    assert!(frames_sent(&h).is_empty(), "head of line waits for the paused group");
+    assert!(
+        frames_sent(&h).is_empty(),
+        "head of line waits for the paused group"
+    );
     h.nic.tx_flow(2, 7, false);
     let f = frames_sent(&h);
     assert_eq!(f.iter().map(|f| f.0).collect::<Vec<_>>(), [2, 4]);
@@ -115,9 +140,16 @@ fn fault_modes_corrupt_what_they_say() {
     let (h, c) = faulty_data(FaultMode::NeverPosted);
     let d = c.iter().find(|c| c.kind == rx_kind::DATA).unwrap();
     assert_ne!(d.addr, common::BUFFERS);
-    assert_eq!(h.records(common::BUFFERS, 3 * 72).len(), 3, "the data went to the real buffer");
+    assert_eq!(
+        h.records(common::BUFFERS, 3 * 72).len(),
+        3,
+        "the data went to the real buffer"
+    );
     let (_, c) = faulty_data(FaultMode::FrameCount);
-    assert_eq!(c.iter().find(|c| c.kind == rx_kind::DATA).unwrap().frames, 4);
+    assert_eq!(
+        c.iter().find(|c| c.kind == rx_kind::DATA).unwrap().frames,
+        4
+    );
     let (h, c) = faulty_data(FaultMode::RecordLen);
     let d = c.iter().find(|c| c.kind == rx_kind::DATA).unwrap();
     let mut len = [0u8; 2];

@@ -9,7 +9,6 @@
 
 use kernel::{
     device::Core,
-    io::Io,
     pci,
     prelude::*, //
 };
@@ -20,14 +19,12 @@ use kernel::{
 #[path = "../../../../include/pagefill/abi.rs"]
 mod abi;
 mod ffi;
-
-/// BAR0 of a pagefill NIC, sized so register offsets are checked at build time.
-type Bar0<'bound> = pci::Bar<'bound, { abi::BAR0_SIZE }>;
+mod hw;
 
 /// A bound pagefill NIC.
 struct PagefillDevice<'bound> {
     pdev: &'bound pci::Device,
-    _bar: Bar0<'bound>,
+    bar: hw::Bar0<'bound>,
 }
 
 struct PagefillDriver;
@@ -40,30 +37,6 @@ kernel::pci_device_table!(
         ()
     )]
 );
-
-impl PagefillDevice<'_> {
-    /// Reads the identity registers and checks that this driver speaks the
-    /// device's interface.
-    fn check_identity(pdev: &pci::Device, bar: &Bar0<'_>) -> Result<u32> {
-        let id = bar.read32(abi::reg::ID);
-        if id != abi::ID_MAGIC {
-            dev_err!(pdev, "not a pagefill NIC: id register reads {:#010x}\n", id);
-            return Err(ENODEV);
-        }
-        let version = bar.read32(abi::reg::VERSION);
-        if abi::version_major(version) != abi::VERSION_MAJOR {
-            dev_err!(
-                pdev,
-                "unsupported interface version {}.{} (driver speaks {}.x)\n",
-                abi::version_major(version),
-                abi::version_minor(version),
-                abi::VERSION_MAJOR
-            );
-            return Err(ENODEV);
-        }
-        Ok(version)
-    }
-}
 
 impl pci::Driver for PagefillDriver {
     type IdInfo = ();
@@ -78,14 +51,36 @@ impl pci::Driver for PagefillDriver {
         pdev.enable_device_mem()?;
         pdev.set_master();
         let bar = pdev.iomap_region_sized::<{ abi::BAR0_SIZE }>(0, c"pagefill")?;
-        let version = PagefillDevice::check_identity(pdev, &bar)?;
+        let id = hw::Identity::read(pdev, &bar)?;
+        hw::reset(&bar)?;
         dev_info!(
             pdev,
-            "pagefill NIC, interface {}.{}\n",
-            abi::version_major(version),
-            abi::version_minor(version)
+            "pagefill NIC, interface {}.{}, node {}, MAC {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, \
+             {} groups x {} nodes, {} queues, buffers 2^{}..2^{}, {} Mb/s\n",
+            abi::version_major(id.version),
+            abi::version_minor(id.version),
+            id.node,
+            id.mac[0],
+            id.mac[1],
+            id.mac[2],
+            id.mac[3],
+            id.mac[4],
+            id.mac[5],
+            id.max_groups,
+            id.max_nodes,
+            id.max_queues,
+            id.min_buf_shift,
+            id.max_buf_shift,
+            id.link_mbps
         );
-        Ok(PagefillDevice { pdev, _bar: bar })
+        Ok(PagefillDevice { pdev, bar })
+    }
+
+    fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
+        // Nothing may stay with the device once the driver lets go.
+        if hw::reset(&this.bar).is_err() {
+            dev_warn!(pdev, "reset on unbind timed out\n");
+        }
     }
 }
 

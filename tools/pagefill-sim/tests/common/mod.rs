@@ -123,14 +123,17 @@ impl Host {
         let zero = vec![0u8; 0x1_0000];
         for q in 0..self.num_queues {
             self.mem.write(CQS + q as u64 * 0x1_0000, &zero).unwrap();
-            self.mem.write(QSBS + q as u64 * 0x100, &zero[..0x100]).unwrap();
+            self.mem
+                .write(QSBS + q as u64 * 0x100, &zero[..0x100])
+                .unwrap();
         }
         self.consumed.iter_mut().for_each(|c| *c = 0);
         self.tx_written.iter_mut().for_each(|c| *c = 0);
     }
 
     pub fn write(&mut self, offset: usize, v: u32) {
-        self.nic.bar0_write(offset as u64, &v.to_le_bytes(), self.now);
+        self.nic
+            .bar0_write(offset as u64, &v.to_le_bytes(), self.now);
     }
 
     pub fn read(&mut self, offset: usize) -> u32 {
@@ -225,7 +228,9 @@ impl Host {
 
     /// All completions of all queues.
     pub fn all_completions(&mut self) -> Vec<Cqe> {
-        (0..self.num_queues).flat_map(|q| self.completions(q)).collect()
+        (0..self.num_queues)
+            .flat_map(|q| self.completions(q))
+            .collect()
     }
 
     /// Records of a written buffer: (len, seq, first bytes of the frame).
@@ -255,7 +260,13 @@ impl Host {
         for (to, m) in sent {
             for msg in fabric::parse(&m) {
                 out.push(match msg {
-                    fabric::Msg::Frame { group, src, seq, eot, data } => {
+                    fabric::Msg::Frame {
+                        group,
+                        src,
+                        seq,
+                        eot,
+                        data,
+                    } => {
                         let mut d = seq.to_le_bytes().to_vec();
                         d.push(u8::from(eot));
                         d.extend_from_slice(data);
@@ -310,6 +321,8 @@ impl Host {
     }
 
     pub fn tx_done(&self, q: usize) -> u32 {
-        self.mem.read_u32(QSBS + q as u64 * 0x100 + abi::qsb::TX_DONE as u64).unwrap()
+        self.mem
+            .read_u32(QSBS + q as u64 * 0x100 + abi::qsb::TX_DONE as u64)
+            .unwrap()
     }
 }

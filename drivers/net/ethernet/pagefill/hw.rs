@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Register-level access to the pagefill NIC: reset and identity.
+//!
+//! Everything read here comes from the device and is validated before the
+//! driver relies on it: a device that reports limits beyond what the
+//! interface allows, or an id or version the driver does not know, is
+//! refused at probe.
+
+use kernel::{
+    io::{poll::read_poll_timeout, Io},
+    pci,
+    prelude::*,
+    time::Delta, //
+};
+
+use crate::abi;
+
+/// BAR0 of a pagefill NIC, sized so register offsets are checked at build time.
+pub(crate) type Bar0<'bound> = pci::Bar<'bound, { abi::BAR0_SIZE }>;
+
+/// What the NIC says about itself, validated.
+///
+/// # Invariants
+///
+/// `max_groups <= abi::MAX_GROUPS`, `max_nodes <= abi::MAX_NODES`,
+/// `node < max_nodes`, `1 <= max_queues <= abi::MAX_QUEUES` and
+/// `abi::MIN_BUF_SHIFT <= min_buf_shift <= max_buf_shift <= abi::MAX_BUF_SHIFT`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Identity {
+    pub(crate) version: u32,
+    pub(crate) node: u8,
+    pub(crate) mac: [u8; 6],
+    pub(crate) max_groups: u32,
+    pub(crate) max_nodes: u32,
+    pub(crate) max_queues: u32,
+    pub(crate) min_buf_shift: u32,
+    pub(crate) max_buf_shift: u32,
+    pub(crate) link_mbps: u32,
+}
+
+/// Resets the NIC and waits until it says the reset is done.
+pub(crate) fn reset(bar: &Bar0<'_>) -> Result {
+    bar.write32(abi::ctrl::RESET, abi::reg::CTRL);
+    read_poll_timeout(
+        || Ok(bar.read32(abi::reg::CTRL)),
+        |ctrl: &u32| *ctrl & abi::ctrl::RESET == 0,
+        Delta::from_micros(10),
+        Delta::from_millis(100),
+    )?;
+    Ok(())
+}
+
+impl Identity {
+    /// Reads and validates the identity registers.
+    pub(crate) fn read(pdev: &pci::Device, bar: &Bar0<'_>) -> Result<Self> {
+        let id = bar.read32(abi::reg::ID);
+        if id != abi::ID_MAGIC {
+            dev_err!(pdev, "not a pagefill NIC: id register reads {:#010x}\n", id);
+            return Err(ENODEV);
+        }
+        let version = bar.read32(abi::reg::VERSION);
+        if abi::version_major(version) != abi::VERSION_MAJOR {
+            dev_err!(
+                pdev,
+                "unsupported interface version {}.{} (driver speaks {}.x)\n",
+                abi::version_major(version),
+                abi::version_minor(version),
+                abi::VERSION_MAJOR
+            );
+            return Err(ENODEV);
+        }
+        let shifts = bar.read32(abi::reg::BUF_SHIFTS);
+        let lo = bar.read32(abi::reg::MAC_LO).to_le_bytes();
+        let hi = bar.read32(abi::reg::MAC_HI).to_le_bytes();
+        let node = bar.read32(abi::reg::NODE_ID);
+        let this = Self {
+            version,
+            node: node as u8,
+            mac: [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1]],
+            max_groups: bar.read32(abi::reg::MAX_GROUPS),
+            max_nodes: bar.read32(abi::reg::MAX_NODES),
+            max_queues: bar.read32(abi::reg::MAX_QUEUES),
+            min_buf_shift: shifts & 0xff,
+            max_buf_shift: (shifts >> 8) & 0xff,
+            link_mbps: bar.read32(abi::reg::LINK_SPEED),
+        };
+        let valid = (1..=abi::MAX_GROUPS as u32).contains(&this.max_groups)
+            && (1..=abi::MAX_NODES as u32).contains(&this.max_nodes)
+            && node < this.max_nodes
+            && (1..=abi::MAX_QUEUES as u32).contains(&this.max_queues)
+            && abi::MIN_BUF_SHIFT <= this.min_buf_shift
+            && this.min_buf_shift <= this.max_buf_shift
+            && this.max_buf_shift <= abi::MAX_BUF_SHIFT;
+        if !valid {
+            dev_err!(pdev, "device reports impossible limits: {:?}\n", this);
+            return Err(ENODEV);
+        }
+        // INVARIANT: every bound of the type invariant was checked above.
+        Ok(this)
+    }
+}
