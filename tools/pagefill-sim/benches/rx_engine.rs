@@ -44,7 +44,7 @@ fn run(size: usize, frames: u64) -> (Duration, u64) {
         Box::new(RecordingPort::default()),
     );
     let now = Instant::now();
-    let mut w = |nic: &mut Nic, r: usize, v: u32| nic.bar0_write(r as u64, &v.to_le_bytes(), now);
+    let w = |nic: &mut Nic, r: usize, v: u32| nic.bar0_write(r as u64, &v.to_le_bytes(), now);
     w(&mut nic, reg::MASTER_LO, MASTER as u32);
     w(&mut nic, reg::BUF_SHIFT, BUF_SHIFT);
     w(&mut nic, reg::COALESCE_USECS, 1000);
