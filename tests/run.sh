@@ -66,6 +66,15 @@ if [ "$host_rc" != 0 ] && ! grep -q '^test result:.* [1-9][0-9]* failed' "$host_
 fi
 rm -f "$host_log"
 
+if [ -n "$flavours" ]; then
+	stage "lint: rustfmt, clippy, checkpatch"
+	out=$(mktemp)
+	"$top/tests/host/lint.sh" >"$out" 2>&1
+	cat "$out" >&2
+	count_ktap "lint" "$out"
+	rm -f "$out"
+fi
+
 for f in $flavours; do
 	stage "$f kernel: VM runner self-test"
 	out=$(mktemp)

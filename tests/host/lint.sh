@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# lint.sh: the project's style gates, each a KTAP test point. rustfmt and
+# clippy on the host crates; on the driver, the kernel's rustfmt config, a
+# CLIPPY=1 build with no warnings, and checkpatch.pl on the C.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/scripts/lib.sh"
+kdir=$("$top/scripts/build-kernel.sh" fast)
+ksrc=$(readlink -f "$kdir/source")
+n=0 fails=0
+echo "TAP version 13"
+echo "1..5"
+point() { # point NAME CMD...
+	local name=$1 out
+	shift
+	n=$((n + 1))
+	if out=$("$@" 2>&1); then
+		echo "ok $n $name"
+	else
+		fails=$((fails + 1))
+		echo "not ok $n $name"
+		sed 's/^/# /' <<<"$out" | tail -n 30
+	fi
+}
+driver_rs=$(cd "$top" && git ls-files 'drivers/*.rs' 'include/*.rs' | sed "s|^|$top/|")
+c_files=$(cd "$top" && git ls-files 'drivers/*.c' 'drivers/*.h' 'include/*.h' | sed "s|^|$top/|")
+
+point "cargo fmt --check (device model, ABI crate)" cargo fmt --manifest-path "$top/Cargo.toml" --all --check
+point "cargo clippy -D warnings (device model, ABI crate)" \
+	cargo clippy --manifest-path "$top/Cargo.toml" --workspace --all-targets -q -- -D warnings
+# shellcheck disable=SC2086
+point "rustfmt --check with the kernel's config (driver)" \
+	"$top/scripts/in-root.sh" rustfmt --check --config-path "$ksrc/.rustfmt.toml" --edition 2021 $driver_rs
+clippy_build() {
+	local log
+	log=$(CLIPPY=1 "$top/scripts/build-module.sh" fast 2>&1 >/dev/null) || { echo "$log"; return 1; }
+	! grep -E '^(warning|error)' -A5 <<<"$log"
+}
+point "driver builds with CLIPPY=1 and no warning" clippy_build
+# shellcheck disable=SC2086
+point "checkpatch.pl on the C helpers" \
+	"$top/scripts/in-root.sh" perl "$ksrc/scripts/checkpatch.pl" --no-tree --quiet -f $c_files
+[ "$fails" -eq 0 ]
