@@ -377,3 +377,25 @@ fn link_down_drops_counts_and_raises_the_misc_vector() {
     assert!(h.take_irqs().is_empty(), "not re-armed");
     assert_ne!(h.read(reg::STATUS) & abi::status::LINK_UP, 0);
 }
+
+#[test]
+fn disabling_writes_every_held_buffer_with_flush() {
+    let mut h = Host::new(1, 6, 12);
+    h.join(0, &[1, 2]);
+    h.frame(0, 1, 0, 64, false);
+    h.frame(0, 2, 0, 64, false);
+    h.completions(0);
+    h.write(reg::CTRL, 0);
+    let c = h.completions(0);
+    assert_eq!(c.len(), 2);
+    assert!(c
+        .iter()
+        .all(|c| c.flags == rx_flags::FLUSH && c.frames == 1));
+    assert_eq!(h.nic.rx.buffers_held(), 0);
+    assert_eq!(h.read(reg::STATUS) & abi::status::ENABLED, 0);
+    h.frame(0, 1, 1, 64, true);
+    assert!(
+        h.completions(0).is_empty(),
+        "a disabled device receives nothing"
+    );
+}
