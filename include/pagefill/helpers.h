@@ -17,8 +17,19 @@ struct napi_struct;
 struct sk_buff;
 struct page_pool;
 struct page;
+struct device;
+struct net_device_ops;
 
 void *pagefill_netdev_priv(const struct net_device *dev);
+void pagefill_netif_tx_start_all_queues(struct net_device *dev);
+void pagefill_netif_tx_disable(struct net_device *dev);
+void pagefill_dev_kfree_skb_any(struct sk_buff *skb);
+void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
+			   const struct net_device_ops *ops, const u8 *mac,
+			   unsigned int mtu, unsigned int min_mtu,
+			   unsigned int max_mtu);
+unsigned int pagefill_netdev_mtu(const struct net_device *dev);
+void pagefill_netdev_set_mtu(struct net_device *dev, unsigned int mtu);
 bool pagefill_napi_schedule(struct napi_struct *napi);
 void pagefill_skb_mark_for_recycle(struct sk_buff *skb);
 struct page *pagefill_page_pool_dev_alloc_pages(struct page_pool *pool);

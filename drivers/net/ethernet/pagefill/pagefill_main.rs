@@ -20,11 +20,19 @@ use kernel::{
 mod abi;
 mod ffi;
 mod hw;
+// The abstraction layer is written as the public API it would be in
+// `rust/kernel/net/`, and is a library for the whole data path: parts of it
+// are not used until the rings land.
+#[allow(dead_code, unreachable_pub)]
+mod net;
+mod netdev;
 
 /// A bound pagefill NIC.
 struct PagefillDevice<'bound> {
     pdev: &'bound pci::Device,
     bar: hw::Bar0<'bound>,
+    /// Dropped first: the interface goes before the registers it uses.
+    _netdev: net::netdev::Registration<netdev::PagefillNetdev>,
 }
 
 struct PagefillDriver;
@@ -73,7 +81,20 @@ impl pci::Driver for PagefillDriver {
             id.max_buf_shift,
             id.link_mbps
         );
-        Ok(PagefillDevice { pdev, bar })
+        let cfg = net::netdev::Config {
+            tx_queues: 1,
+            rx_queues: 1,
+            mac: id.mac,
+            mtu: 1500,
+            min_mtu: 68,
+            max_mtu: netdev::MAX_MTU,
+        };
+        let netdev = net::netdev::Registration::new(pdev.as_ref(), &cfg, netdev::NetdevData::new())?;
+        Ok(PagefillDevice {
+            pdev,
+            _netdev: netdev,
+            bar,
+        })
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {

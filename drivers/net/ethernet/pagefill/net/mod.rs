@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe abstractions over the kernel's networking C API, kept apart from the
+//! driver's logic so they can move to `rust/kernel/net/` later. All of the
+//! driver's `unsafe` is in here.
+
+pub(crate) mod netdev;
+pub(crate) mod skb;

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network devices.
+//!
+//! C header: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h)
+//!
+//! A driver describes its `net_device_ops` with [`Operations`], and owns a
+//! registered device through [`Registration`], which keeps the driver's
+//! per-device data in the device's private area, initialised in place.
+
+use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
+
+use kernel::{
+    device::{self, Bound},
+    error::{from_result, to_result},
+    ffi::c_int,
+    prelude::*,
+    types::Opaque, //
+};
+
+use crate::ffi;
+use crate::net::skb::SkBuff;
+
+/// `NETDEV_ALIGN`: the private area's alignment.
+const NETDEV_ALIGN: usize = 32;
+
+/// What `ndo_start_xmit` did with a frame.
+pub enum TxOutcome {
+    /// The driver took the frame (sent, queued or dropped and counted).
+    Ok,
+    /// The driver's queue is full: the stack keeps the frame and retries.
+    /// The driver must have stopped the queue.
+    Busy(SkBuff),
+}
+
+/// 64-bit interface statistics, as `ndo_get_stats64` reports them.
+///
+/// # Invariants
+///
+/// `self.0` points to a valid, writable `rtnl_link_stats64` for the life of
+/// the value.
+pub struct Stats64<'a>(&'a mut ffi::rtnl_link_stats64);
+
+impl Stats64<'_> {
+    /// Adds receive counters.
+    pub fn add_rx(&mut self, packets: u64, bytes: u64, dropped: u64) {
+        self.0.rx_packets += packets;
+        self.0.rx_bytes += bytes;
+        self.0.rx_dropped += dropped;
+    }
+
+    /// Adds transmit counters.
+    pub fn add_tx(&mut self, packets: u64, bytes: u64, dropped: u64) {
+        self.0.tx_packets += packets;
+        self.0.tx_bytes += bytes;
+        self.0.tx_dropped += dropped;
+    }
+
+    /// Adds receive errors (frames the device delivered malformed).
+    pub fn add_rx_errors(&mut self, errors: u64) {
+        self.0.rx_errors += errors;
+    }
+}
+
+/// The `net_device_ops` of a driver.
+#[vtable]
+pub trait Operations: Sized + 'static {
+    /// Per-device data of the driver, kept in the device's private area.
+    type Data: Send + Sync;
+
+    /// Brings the interface up (`ndo_open`).
+    fn open(dev: &Device<Self>) -> Result;
+
+    /// Brings the interface down (`ndo_stop`).
+    fn stop(dev: &Device<Self>) -> Result;
+
+    /// Transmits a frame (`ndo_start_xmit`).
+    fn start_xmit(skb: SkBuff, dev: &Device<Self>) -> TxOutcome;
+
+    /// Reports statistics (`ndo_get_stats64`).
+    fn get_stats64(_dev: &Device<Self>, _stats: &mut Stats64<'_>) {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Changes the MTU (`ndo_change_mtu`), already checked against the
+    /// device's minimum and maximum.
+    fn change_mtu(_dev: &Device<Self>, _mtu: u32) -> Result {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// A network device, as the driver's operations see it.
+///
+/// # Invariants
+///
+/// The wrapped `net_device` was allocated by [`Registration::new`] for
+/// operations `T`, so its private area holds an initialised `T::Data`, and it
+/// stays allocated for as long as a `&Device<T>` exists.
+#[repr(transparent)]
+pub struct Device<T: Operations>(Opaque<kernel::bindings::net_device>, PhantomData<T>);
+
+impl<T: Operations> Device<T> {
+    /// # Safety
+    ///
+    /// `ptr` must be a `net_device` allocated by [`Registration::new`] for
+    /// `T`, valid for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut kernel::bindings::net_device) -> &'a Self {
+        // SAFETY: `Device<T>` is a transparent wrapper of `net_device`; the
+        // caller guarantees validity for `'a` and the type invariant.
+        unsafe { &*ptr.cast() }
+    }
+
+    fn as_raw(&self) -> *mut kernel::bindings::net_device {
+        self.0.get()
+    }
+
+    /// The driver's data for this device.
+    pub fn data(&self) -> &T::Data {
+        // SAFETY: by the type invariant the private area holds an
+        // initialised `T::Data`, alive as long as the device.
+        unsafe { &*ffi::pagefill_netdev_priv(self.as_raw()).cast::<T::Data>() }
+    }
+
+    /// Tells the stack the link is up.
+    pub fn carrier_on(&self) {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::netif_carrier_on(self.as_raw()) }
+    }
+
+    /// Tells the stack the link is down.
+    pub fn carrier_off(&self) {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::netif_carrier_off(self.as_raw()) }
+    }
+
+    /// Allows the stack to transmit on every queue.
+    pub fn tx_start_all_queues(&self) {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::pagefill_netif_tx_start_all_queues(self.as_raw()) }
+    }
+
+    /// Stops every transmit queue and waits for running transmits to end.
+    pub fn tx_disable(&self) {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::pagefill_netif_tx_disable(self.as_raw()) }
+    }
+
+    /// The current MTU.
+    pub fn mtu(&self) -> u32 {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::pagefill_netdev_mtu(self.as_raw()) }
+    }
+}
+
+/// The `net_device_ops` table of `T`.
+struct OpsTable<T: Operations>(PhantomData<T>);
+
+impl<T: Operations> OpsTable<T> {
+    /// # Safety
+    ///
+    /// `dev` must be a device registered by [`Registration::new`] for `T`.
+    unsafe extern "C" fn open(dev: *mut kernel::bindings::net_device) -> c_int {
+        // SAFETY: the stack calls `ndo_open` with a registered device.
+        let dev = unsafe { Device::from_raw(dev) };
+        from_result(|| T::open(dev).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Self::open`].
+    unsafe extern "C" fn stop(dev: *mut kernel::bindings::net_device) -> c_int {
+        // SAFETY: the stack calls `ndo_stop` with a registered device.
+        let dev = unsafe { Device::from_raw(dev) };
+        from_result(|| T::stop(dev).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// `skb` must be a valid socket buffer the stack hands over, `dev` as
+    /// for [`Self::open`].
+    unsafe extern "C" fn start_xmit(
+        skb: *mut kernel::bindings::sk_buff,
+        dev: *mut kernel::bindings::net_device,
+    ) -> ffi::netdev_tx_t {
+        // SAFETY: `ndo_start_xmit` hands the driver ownership of `skb`
+        // unless it returns NETDEV_TX_BUSY, in which case the driver gives
+        // it back below.
+        let skb = unsafe { SkBuff::from_raw(skb) };
+        // SAFETY: the stack calls `ndo_start_xmit` with a registered device.
+        let dev = unsafe { Device::from_raw(dev) };
+        match T::start_xmit(skb, dev) {
+            TxOutcome::Ok => ffi::netdev_tx_NETDEV_TX_OK,
+            TxOutcome::Busy(skb) => {
+                // The stack keeps ownership of a frame it gets back busy.
+                let _ = skb.into_raw();
+                ffi::netdev_tx_NETDEV_TX_BUSY
+            }
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `dev` as for [`Self::open`]; `stats` must be valid and writable.
+    unsafe extern "C" fn get_stats64(
+        dev: *mut kernel::bindings::net_device,
+        stats: *mut ffi::rtnl_link_stats64,
+    ) {
+        // INVARIANT: the stack passes a valid, writable structure for the
+        // duration of the call.
+        // SAFETY: as above; `dev` is registered for `T`.
+        let (dev, stats) = unsafe { (Device::<T>::from_raw(dev), &mut *stats) };
+        T::get_stats64(dev, &mut Stats64(stats));
+    }
+
+    /// # Safety
+    ///
+    /// `dev` as for [`Self::open`].
+    unsafe extern "C" fn change_mtu(dev: *mut kernel::bindings::net_device, mtu: c_int) -> c_int {
+        // SAFETY: the stack calls `ndo_change_mtu` with a registered device,
+        // under RTNL, after checking `mtu` against min_mtu and max_mtu.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        from_result(|| {
+            let mtu = u32::try_from(mtu).map_err(|_| EINVAL)?;
+            T::change_mtu(dev, mtu)?;
+            // SAFETY: the device is valid and RTNL is held by the caller.
+            unsafe { ffi::pagefill_netdev_set_mtu(dev.as_raw(), mtu) };
+            Ok(0)
+        })
+    }
+
+    const TABLE: ffi::net_device_ops = ffi::net_device_ops {
+        ndo_open: Some(Self::open),
+        ndo_stop: Some(Self::stop),
+        ndo_start_xmit: Some(Self::start_xmit),
+        ndo_get_stats64: if T::HAS_GET_STATS64 {
+            Some(Self::get_stats64)
+        } else {
+            None
+        },
+        ndo_change_mtu: if T::HAS_CHANGE_MTU {
+            Some(Self::change_mtu)
+        } else {
+            None
+        },
+        // SAFETY: every other member is an optional function pointer, for
+        // which all zeroes is `None`.
+        ..unsafe { core::mem::zeroed() }
+    };
+}
+
+/// Parameters of a new Ethernet device.
+pub struct Config {
+    /// Transmit queues.
+    pub tx_queues: u32,
+    /// Receive queues.
+    pub rx_queues: u32,
+    /// Its MAC address.
+    pub mac: [u8; 6],
+    /// MTU at registration.
+    pub mtu: u32,
+    /// Smallest MTU the device accepts.
+    pub min_mtu: u32,
+    /// Largest MTU the device accepts.
+    pub max_mtu: u32,
+}
+
+/// A registered Ethernet device with operations `T`; unregistered and freed
+/// on drop. It starts with no carrier.
+///
+/// # Invariants
+///
+/// `dev` is a registered `net_device` allocated by `alloc_etherdev_mqs` with
+/// room for a `T::Data` in its private area, which holds an initialised
+/// value until drop.
+pub struct Registration<T: Operations> {
+    dev: NonNull<kernel::bindings::net_device>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: the registration only unregisters and frees the device, which the
+// networking core allows from any thread; `T::Data` is `Send + Sync`.
+unsafe impl<T: Operations> Send for Registration<T> {}
+// SAFETY: shared references only give out `&Device<T>`, whose methods are
+// safe from any thread.
+unsafe impl<T: Operations> Sync for Registration<T> {}
+
+impl<T: Operations> Registration<T> {
+    /// Allocates an Ethernet device under `parent`, initialises the driver's
+    /// data in place and registers the device.
+    pub fn new(
+        parent: &device::Device<Bound>,
+        cfg: &Config,
+        data: impl PinInit<T::Data, Error>,
+    ) -> Result<Self> {
+        const { assert!(core::mem::align_of::<T::Data>() <= NETDEV_ALIGN) };
+        let ops: &'static ffi::net_device_ops = &OpsTable::<T>::TABLE;
+        // SAFETY: plain allocation; the result is checked.
+        let raw = unsafe {
+            ffi::alloc_etherdev_mqs(size_of::<T::Data>() as c_int, cfg.tx_queues, cfg.rx_queues)
+        };
+        let dev = NonNull::new(raw).ok_or(ENOMEM)?;
+        // SAFETY: the private area is `size_of::<T::Data>()` bytes aligned to
+        // NETDEV_ALIGN (checked above against `T::Data`'s alignment).
+        let priv_ptr = unsafe { ffi::pagefill_netdev_priv(raw) }.cast::<T::Data>();
+        // SAFETY: `priv_ptr` is valid for writes of a `T::Data` and never
+        // moves (the device does not move); on failure nothing was
+        // initialised.
+        if let Err(e) = unsafe { data.__init(priv_ptr) } {
+            // SAFETY: `raw` was allocated above and never registered.
+            unsafe { ffi::free_netdev(raw) };
+            return Err(e);
+        }
+        // `device::Device` is `#[repr(transparent)]` over `bindings::device`.
+        let parent_raw = core::ptr::from_ref(parent).cast::<kernel::bindings::device>().cast_mut();
+        // SAFETY: `raw` is a valid, unregistered device that we own;
+        // `parent` is a bound device that outlives the registration (the
+        // driver drops it at unbind at the latest); `ops` is static and `mac`
+        // is read during the call only.
+        unsafe {
+            ffi::pagefill_netdev_setup(
+                raw,
+                parent_raw,
+                ops,
+                cfg.mac.as_ptr(),
+                cfg.mtu,
+                cfg.min_mtu,
+                cfg.max_mtu,
+            )
+        };
+        // A new interface has no carrier until the driver says the link is up.
+        // SAFETY: the device is valid and not registered yet.
+        unsafe { ffi::netif_carrier_off(raw) };
+        // SAFETY: the device is fully set up and not registered yet.
+        if let Err(e) = to_result(unsafe { ffi::register_netdev(raw) }) {
+            // SAFETY: registration failed: drop the data we initialised and
+            // free the device, which nobody else can reach.
+            unsafe {
+                core::ptr::drop_in_place(priv_ptr);
+                ffi::free_netdev(raw);
+            }
+            return Err(e);
+        }
+        // INVARIANT: allocated with room for `T::Data`, initialised and
+        // registered above.
+        Ok(Self {
+            dev,
+            _t: PhantomData,
+        })
+    }
+
+    /// The registered device.
+    pub fn device(&self) -> &Device<T> {
+        // SAFETY: by the type invariant the device is registered for `T` and
+        // lives as long as `self`.
+        unsafe { Device::from_raw(self.dev.as_ptr()) }
+    }
+}
+
+impl<T: Operations> Drop for Registration<T> {
+    fn drop(&mut self) {
+        let raw = self.dev.as_ptr();
+        // SAFETY: the device is registered (type invariant). Unregistering
+        // stops it (ndo_stop) and waits until no operation runs, so the data
+        // can be dropped after it, and then the device freed.
+        unsafe {
+            ffi::unregister_netdev(raw);
+            core::ptr::drop_in_place(ffi::pagefill_netdev_priv(raw).cast::<T::Data>());
+            ffi::free_netdev(raw);
+        }
+    }
+}

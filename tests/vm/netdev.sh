@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# netdev.sh PAGEFILL_KO: each NIC becomes an Ethernet interface with the
+# device's MAC address and MTU limits, comes up with no carrier (no link
+# until the rings are wired), and goes away cleanly with the device.
+. "$(dirname "$0")/ktap.sh"
+ko=$1
+drv=/sys/bus/pci/drivers/pagefill
+ktap_plan 7
+insmod "$ko"
+
+# The interface of a PCI device, from sysfs.
+ifname() { ls "/sys/bus/pci/devices/$1/net" 2>/dev/null; }
+
+ok=0 i=0
+for bdf in $(pf_nics); do
+	dev=$(ifname "$bdf")
+	mac=$(printf '02:50:46:4c:00:%02x' "$i")
+	[ -n "$dev" ] && [ "$(cat /sys/class/net/$dev/address)" = "$mac" ] && ok=$((ok + 1))
+	i=$((i + 1))
+done
+ktap_check "one interface per NIC, with the device's MAC" [ "$ok" -eq "$PF_NICS" ]
+
+bdf=$(pf_nics | head -n 1)
+dev=$(ifname "$bdf")
+ktap_check "$dev comes up" ip link set "$dev" up
+ktap_check "$dev has no carrier (link down)" [ "$(cat /sys/class/net/$dev/carrier)" = 0 ]
+
+max=$(ip -d link show "$dev" | sed -n 's/.* maxmtu \([0-9]*\).*/\1/p')
+mtu_limits() {
+	[ "$max" -eq 4074 ] &&
+		ip link set "$dev" mtu "$max" &&
+		! ip link set "$dev" mtu $((max + 1)) 2>/dev/null &&
+		! ip link set "$dev" mtu 67 2>/dev/null &&
+		[ "$(cat /sys/class/net/$dev/mtu)" -eq "$max" ]
+}
+ktap_check "MTU within 68..4074 (a 4 KiB buffer)" mtu_limits
+
+rebind() {
+	echo "$bdf" >"$drv/unbind" && [ -z "$(ifname "$bdf")" ] &&
+		echo "$bdf" >"$drv/bind" && [ -n "$(ifname "$bdf")" ]
+}
+ktap_check "unbind removes the interface, bind brings it back" rebind
+dev=$(ifname "$bdf")
+ip link set "$dev" up
+ktap_check "rmmod with the interface up" rmmod pagefill
+ktap_check "no kmemleak report" pf_kmemleak_clean
+ktap_finish
