@@ -2,30 +2,50 @@
 
 //! The pagefill network interface: its `net_device_ops`.
 //!
-//! This is the first step of the data path: the interface registers with the
-//! device's MAC address and MTU limits and comes up and down. The receive and
-//! transmit rings are not wired yet, so the carrier stays off and frames the
-//! stack hands over are dropped and counted as `tx_dropped`.
+//! The interface registers with the device's MAC address and MTU limits.
+//! Opening it programs the device with its tables and rings (joining the
+//! default group) and enables it; the carrier follows the link the device
+//! reports. Stopping it resets the device, which hands every buffer back.
+//!
+//! Not wired yet: receive buffers, interrupts and NAPI, and the transmit
+//! ring, so frames the stack hands over are dropped and counted as
+//! `tx_dropped`.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use kernel::prelude::*;
+use kernel::{pci, prelude::*};
 
 use crate::abi;
+use crate::hw;
 use crate::net::netdev::{Device, Operations, Stats64, TxOutcome};
 use crate::net::skb::SkBuff;
+use crate::rings::Rings;
 
 /// The interface's per-device data.
 #[pin_data]
 pub(crate) struct NetdevData {
     tx_dropped: AtomicU64,
+    /// The registers; access is revoked when the PCI device unbinds.
+    bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
+    rings: Rings,
 }
 
 impl NetdevData {
-    pub(crate) fn new() -> impl PinInit<Self, Error> {
+    pub(crate) fn new(
+        bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
+        rings: Rings,
+    ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             tx_dropped: AtomicU64::new(0),
+            bar,
+            rings,
         }? Error)
+    }
+
+    /// Resets the device: it stops and hands back every buffer.
+    pub(crate) fn reset(&self) -> Result {
+        let bar = self.bar.try_access().ok_or(ENODEV)?;
+        hw::reset(&bar)
     }
 }
 
@@ -53,6 +73,13 @@ impl Operations for PagefillNetdev {
     type Data = NetdevData;
 
     fn open(dev: &Device<Self>) -> Result {
+        let data = dev.data();
+        let bar = data.bar.try_access().ok_or(ENODEV)?;
+        hw::reset(&bar)?;
+        let status = data.rings.enable(&bar)?;
+        if status & abi::status::LINK_UP != 0 {
+            dev.carrier_on();
+        }
         dev.tx_start_all_queues();
         Ok(())
     }
@@ -60,7 +87,11 @@ impl Operations for PagefillNetdev {
     fn stop(dev: &Device<Self>) -> Result {
         dev.tx_disable();
         dev.carrier_off();
-        Ok(())
+        // A device that is gone (unbound) holds nothing to hand back.
+        match dev.data().reset() {
+            Err(e) if e != ENODEV => Err(e),
+            _ => Ok(()),
+        }
     }
 
     fn start_xmit(skb: SkBuff, dev: &Device<Self>) -> TxOutcome {

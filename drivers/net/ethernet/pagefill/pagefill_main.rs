@@ -26,13 +26,12 @@ mod hw;
 #[allow(dead_code, unreachable_pub)]
 mod net;
 mod netdev;
+mod rings;
 
 /// A bound pagefill NIC.
 struct PagefillDevice<'bound> {
     pdev: &'bound pci::Device,
-    bar: hw::Bar0<'bound>,
-    /// Dropped first: the interface goes before the registers it uses.
-    _netdev: net::netdev::Registration<netdev::PagefillNetdev>,
+    netdev: net::netdev::Registration<netdev::PagefillNetdev>,
 }
 
 struct PagefillDriver;
@@ -89,18 +88,17 @@ impl pci::Driver for PagefillDriver {
             min_mtu: 68,
             max_mtu: netdev::MAX_MTU,
         };
-        let netdev = net::netdev::Registration::new(pdev.as_ref(), &cfg, netdev::NetdevData::new())?;
-        Ok(PagefillDevice {
-            pdev,
-            _netdev: netdev,
-            bar,
-        })
+        let rings = rings::Rings::new(pdev.as_ref())?;
+        let data = netdev::NetdevData::new(bar.into_devres()?, rings);
+        let netdev = net::netdev::Registration::new(pdev.as_ref(), &cfg, data)?;
+        Ok(PagefillDevice { pdev, netdev })
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
         // Nothing may stay with the device once the driver lets go.
-        if hw::reset(&this.bar).is_err() {
-            dev_warn!(pdev, "reset on unbind timed out\n");
+        let reset = this.netdev.device().data().reset();
+        if reset.is_err() {
+            dev_warn!(pdev, "reset on unbind failed\n");
         }
     }
 }

@@ -311,7 +311,9 @@ impl<T: Operations> Registration<T> {
             return Err(e);
         }
         // `device::Device` is `#[repr(transparent)]` over `bindings::device`.
-        let parent_raw = core::ptr::from_ref(parent).cast::<kernel::bindings::device>().cast_mut();
+        let parent_raw = core::ptr::from_ref(parent)
+            .cast::<kernel::bindings::device>()
+            .cast_mut();
         // SAFETY: `raw` is a valid, unregistered device that we own;
         // `parent` is a bound device that outlives the registration (the
         // driver drops it at unbind at the latest); `ops` is static and `mac`
