@@ -8,7 +8,7 @@
 
 #![no_std]
 
-#[path = "abi.rs"]
+#[path = "../../include/pagefill/abi.rs"]
 mod abi;
 
 pub use abi::*;

@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 fn main() {
-    println!("cargo::rerun-if-changed=abi.rs");
-    let src = std::fs::read_to_string("abi.rs").expect("abi.rs is readable");
+    println!("cargo::rerun-if-changed=../../include/pagefill/abi.rs");
+    let src = std::fs::read_to_string("../../include/pagefill/abi.rs").expect("abi.rs is readable");
     let mut module: Option<String> = None;
     let mut out = String::from("/// Every constant of abi.rs: (qualified name, value).\n#[allow(clippy::unnecessary_cast)]\n");
     out.push_str("pub const ALL_CONSTANTS: &[(&str, u64)] = &[\n");
