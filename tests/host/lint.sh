@@ -3,7 +3,8 @@
 #
 # lint.sh: the project's style gates, each a KTAP test point. rustfmt and
 # clippy on the host crates; on the driver, the kernel's rustfmt config, a
-# CLIPPY=1 build with no warnings, and checkpatch.pl on the C.
+# CLIPPY=1 build with no warnings, and checkpatch.pl on the C; and the
+# documentation built by sphinx with warnings as errors.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/lib.sh"
@@ -11,7 +12,7 @@ kdir=$("$top/scripts/build-kernel.sh" fast)
 ksrc=$(readlink -f "$kdir/source")
 n=0 fails=0
 echo "TAP version 13"
-echo "1..5"
+echo "1..6"
 point() { # point NAME CMD...
 	local name=$1 out
 	shift
@@ -42,4 +43,11 @@ point "driver builds with CLIPPY=1 and no warning" clippy_build
 # shellcheck disable=SC2086
 point "checkpatch.pl on the C helpers" \
 	"$top/scripts/in-root.sh" perl "$ksrc/scripts/checkpatch.pl" --no-tree --quiet -f $c_files
+docs() {
+	local out=$PF_CACHE/docs-out
+	rm -rf "$out"
+	"$top/scripts/in-root.sh" sphinx-build -W -q -b html -C -D master_doc=index -D project=pagefill \
+		"$top/Documentation/networking/device_drivers/ethernet/pagefill" "$out"
+}
+point "the documentation builds with no warning (sphinx -W)" docs
 [ "$fails" -eq 0 ]
