@@ -84,6 +84,33 @@ for i in $(seq 0 $((nics - 1))); do
 	devices+=(-device "{\"driver\":\"vfio-user-pci\",\"id\":\"nic$i\",\"bus\":\"rp$i\",\"socket\":{\"type\":\"unix\",\"path\":\"$sock\"}}")
 done
 
+# The host agent: guest tests ask the host to drive the device models (control
+# sockets, traffic generator) by leaving request files in the pfout share; see
+# tests/vm/pf-host.sh. Only these two verbs are served.
+host_agent() {
+	local req id verb rc
+	while :; do
+		for req in "$run"/out/req.*; do
+			[ -f "$req" ] || continue
+			id=${req##*/req.}
+			mv "$req" "$run/req.$id"
+			read -r verb nic rest <"$run/req.$id" || true
+			case "$verb" in
+			ctl) "$sim" ctl "$run/nic$nic.ctl" $rest ;;
+			gen) "$sim" gen --fabric "$run/fabric" $nic $rest ;;
+			*) echo "host agent: unknown request: $verb" ;;
+			esac >"$run/out/resp.$id.tmp" 2>&1
+			rc=$?
+			mv "$run/out/resp.$id.tmp" "$run/out/resp.$id"
+			echo "$rc" >"$run/out/done.$id.tmp"
+			mv "$run/out/done.$id.tmp" "$run/out/done.$id"
+		done
+		sleep 0.05
+	done
+}
+host_agent &
+sims+=($!)
+
 if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
 else
@@ -114,7 +141,11 @@ set -e
 pf_log "VM ran for $((SECONDS - t0)) s"
 [ -f "$run/out/output" ] && cat "$run/out/output"
 
-# The models exit when QEMU disconnects; a non-zero status is a driver bug.
+# The host agent runs until killed; the models exit when QEMU disconnects,
+# and a non-zero status of theirs is a driver bug.
+kill "${sims[-1]}" 2>/dev/null
+wait "${sims[-1]}" 2>/dev/null
+unset 'sims[-1]'
 sim_failed=
 for i in "${!sims[@]}"; do
 	if ! wait "${sims[$i]}"; then

@@ -15,6 +15,17 @@ ktap_check() {
 }
 ktap_finish() { [ "$ktap_fail" -eq 0 ]; }
 
+# eventually CMD...: CMD succeeds within 5 seconds (for state that another
+# process, such as a device model, updates on its own time).
+eventually() {
+	n=0
+	until "$@"; do
+		n=$((n + 1))
+		[ "$n" -lt 50 ] || return 1
+		sleep 0.1
+	done
+}
+
 # The PCI addresses of the pagefill NICs, from their vendor and device IDs.
 pf_nics() {
 	for d in /sys/bus/pci/devices/*; do
