@@ -29,6 +29,23 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
+void pagefill_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
+			     int (*poll)(struct napi_struct *, int));
+void pagefill_netif_napi_del(struct napi_struct *napi);
+struct net_device *pagefill_napi_dev(const struct napi_struct *napi);
+struct page_pool *pagefill_page_pool_create(struct net_device *dev,
+					    struct napi_struct *napi,
+					    unsigned int pool_size);
+void pagefill_page_pool_put_full_page(struct page_pool *pool,
+				      struct page *page);
+void pagefill_page_pool_dma_sync_for_cpu(const struct page_pool *pool,
+					 struct page *page, u32 len);
+void *pagefill_page_address(const struct page *page);
+int pagefill_skb_tailroom(const struct sk_buff *skb);
+void pagefill_skb_eth_type_trans(struct sk_buff *skb, struct net_device *dev);
+void pagefill_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
+void pagefill_skb_put_data(struct sk_buff *skb, const void *data,
+			   unsigned int len);
 void pagefill_netdev_set_mtu(struct net_device *dev, unsigned int mtu);
 bool pagefill_napi_schedule(struct napi_struct *napi);
 void pagefill_skb_mark_for_recycle(struct sk_buff *skb);

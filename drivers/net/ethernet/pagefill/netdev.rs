@@ -7,19 +7,27 @@
 //! default group) and enables it; the carrier follows the link the device
 //! reports. Stopping it resets the device, which hands every buffer back.
 //!
-//! Not wired yet: receive buffers, interrupts and NAPI, and the transmit
+//! Receive runs through NAPI (see `rx.rs`). Not wired yet: the transmit
 //! ring, so frames the stack hands over are dropped and counted as
-//! `tx_dropped`.
+//! `tx_dropped`; and the misc vector, so the carrier is read at open only.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use kernel::{pci, prelude::*};
+use kernel::{
+    io::Io,
+    new_spinlock,
+    pci,
+    prelude::*,
+    sync::SpinLock, //
+};
 
 use crate::abi;
 use crate::hw;
+use crate::net::napi::{Napi, Poll};
 use crate::net::netdev::{Device, Operations, Stats64, TxOutcome};
 use crate::net::skb::SkBuff;
 use crate::rings::Rings;
+use crate::rx::RxState;
 
 /// The interface's per-device data.
 #[pin_data]
@@ -28,17 +36,29 @@ pub(crate) struct NetdevData {
     /// The registers; access is revoked when the PCI device unbinds.
     bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
     rings: Rings,
+    /// Linux interrupt number of queue 0's MSI-X vector.
+    irq: u32,
+    #[pin]
+    napi: Napi,
+    /// Receive state; NAPI polls it, open and stop set it up and tear it
+    /// down while NAPI is stopped.
+    #[pin]
+    rx: SpinLock<RxState>,
 }
 
 impl NetdevData {
     pub(crate) fn new(
         bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
         rings: Rings,
+        irq: u32,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             tx_dropped: AtomicU64::new(0),
             bar,
             rings,
+            irq,
+            napi <- Napi::new(),
+            rx <- new_spinlock!(RxState::new()),
         }? Error)
     }
 
@@ -76,7 +96,24 @@ impl Operations for PagefillNetdev {
         let data = dev.data();
         let bar = data.bar.try_access().ok_or(ENODEV)?;
         hw::reset(&bar)?;
-        let status = data.rings.enable(&bar)?;
+        data.rx.lock().start(dev, &data.napi, &data.rings)?;
+        let started = data
+            .napi
+            .start(dev, data.irq, c"pagefill")
+            .and_then(|()| data.rings.enable(&bar));
+        let status = match started {
+            Ok(s) => s,
+            Err(e) => {
+                data.napi.stop();
+                let _ = hw::reset(&bar);
+                data.rx.lock().stop(&data.rings);
+                return Err(e);
+            }
+        };
+        bar.write32(
+            abi::arm::RX | abi::arm::TX,
+            abi::reg::queue(0, abi::reg::Q_ARM),
+        );
         if status & abi::status::LINK_UP != 0 {
             dev.carrier_on();
         }
@@ -85,13 +122,17 @@ impl Operations for PagefillNetdev {
     }
 
     fn stop(dev: &Device<Self>) -> Result {
+        let data = dev.data();
         dev.tx_disable();
         dev.carrier_off();
+        data.napi.stop();
         // A device that is gone (unbound) holds nothing to hand back.
-        match dev.data().reset() {
+        let reset = match data.reset() {
             Err(e) if e != ENODEV => Err(e),
             _ => Ok(()),
-        }
+        };
+        data.rx.lock().stop(&data.rings);
+        reset
     }
 
     fn start_xmit(skb: SkBuff, dev: &Device<Self>) -> TxOutcome {
@@ -102,6 +143,31 @@ impl Operations for PagefillNetdev {
     }
 
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64<'_>) {
+        let rx = dev.data().rx.lock().stats;
+        stats.add_rx(rx.packets, rx.bytes, rx.dropped);
+        stats.add_rx_errors(rx.bad);
         stats.add_tx(0, 0, dev.data().tx_dropped.load(Ordering::Relaxed));
+    }
+}
+
+impl Poll for PagefillNetdev {
+    fn poll(dev: &Device<Self>, napi: &Napi, budget: i32) -> i32 {
+        let data = dev.data();
+        let res = data.rx.lock().poll(dev, napi, &data.rings, budget);
+        let bar = data.bar.try_access();
+        if let Some(bar) = &bar {
+            for id in res.xon.iter() {
+                bar.write32(*id, abi::reg::XON);
+            }
+        }
+        if res.work < budget && napi.complete_done(res.work) {
+            if let Some(bar) = &bar {
+                bar.write32(
+                    abi::arm::RX | abi::arm::TX,
+                    abi::reg::queue(0, abi::reg::Q_ARM),
+                );
+            }
+        }
+        res.work.min(budget)
     }
 }

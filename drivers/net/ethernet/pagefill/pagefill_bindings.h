@@ -9,3 +9,12 @@
 #include <linux/skbuff.h>
 #include <net/page_pool/types.h>
 #include <pagefill/helpers.h>
+
+/*
+ * Sizes of kernel structures the driver embeds. kernel::bindings declares
+ * some of them opaque (zero-sized), so Rust storage for them is sized here.
+ */
+enum pagefill_sizes {
+	PAGEFILL_NAPI_STRUCT_SIZE = sizeof(struct napi_struct),
+	PAGEFILL_NAPI_STRUCT_ALIGN = __alignof__(struct napi_struct),
+};

@@ -57,6 +57,86 @@ void pagefill_netdev_set_mtu(struct net_device *dev, unsigned int mtu)
 	WRITE_ONCE(dev->mtu, mtu);
 }
 
+void pagefill_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
+			     int (*poll)(struct napi_struct *, int))
+{
+	netif_napi_add(dev, napi, poll);
+}
+
+void pagefill_netif_napi_del(struct napi_struct *napi)
+{
+	netif_napi_del(napi);
+}
+
+struct net_device *pagefill_napi_dev(const struct napi_struct *napi)
+{
+	return napi->dev;
+}
+
+/*
+ * The parameters sit in tagged struct groups that bindgen renders as
+ * anonymous members; fill them here. Pages are order 0, DMA-mapped by the
+ * pool for the device to write, synced for the device on recycle, and the
+ * pool is tied to the NAPI instance that consumes them.
+ */
+struct page_pool *pagefill_page_pool_create(struct net_device *dev,
+					    struct napi_struct *napi,
+					    unsigned int pool_size)
+{
+	struct page_pool_params pp = {
+		.order = 0,
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
+		.pool_size = pool_size,
+		.nid = NUMA_NO_NODE,
+		.dev = dev->dev.parent,
+		.napi = napi,
+		.netdev = dev,
+		.dma_dir = DMA_FROM_DEVICE,
+		.max_len = PAGE_SIZE,
+		.offset = 0,
+	};
+
+	return page_pool_create(&pp);
+}
+
+void pagefill_page_pool_put_full_page(struct page_pool *pool,
+				      struct page *page)
+{
+	page_pool_put_full_page(pool, page, false);
+}
+
+void pagefill_page_pool_dma_sync_for_cpu(const struct page_pool *pool,
+					 struct page *page, u32 len)
+{
+	page_pool_dma_sync_for_cpu(pool, page, 0, len);
+}
+
+void *pagefill_page_address(const struct page *page)
+{
+	return page_address(page);
+}
+
+int pagefill_skb_tailroom(const struct sk_buff *skb)
+{
+	return skb_tailroom(skb);
+}
+
+void pagefill_skb_eth_type_trans(struct sk_buff *skb, struct net_device *dev)
+{
+	skb->protocol = eth_type_trans(skb, dev);
+}
+
+void pagefill_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb)
+{
+	napi_gro_receive(napi, skb);
+}
+
+void pagefill_skb_put_data(struct sk_buff *skb, const void *data,
+			   unsigned int len)
+{
+	skb_put_data(skb, data, len);
+}
+
 bool pagefill_napi_schedule(struct napi_struct *napi)
 {
 	return napi_schedule(napi);

@@ -27,11 +27,14 @@ mod hw;
 mod net;
 mod netdev;
 mod rings;
+mod rx;
 
 /// A bound pagefill NIC.
 struct PagefillDevice<'bound> {
     pdev: &'bound pci::Device,
+    /// Dropped first: the interface frees its interrupts when it stops.
     netdev: net::netdev::Registration<netdev::PagefillNetdev>,
+    _vectors: pci::IrqVectorRegistration<'bound>,
 }
 
 struct PagefillDriver;
@@ -89,9 +92,17 @@ impl pci::Driver for PagefillDriver {
             max_mtu: netdev::MAX_MTU,
         };
         let rings = rings::Rings::new(pdev.as_ref())?;
-        let data = netdev::NetdevData::new(bar.into_devres()?, rings);
+        // Vector 0 is the misc vector, 1 queue 0's.
+        let msix = pci::IrqTypes::default().with(pci::IrqType::MsiX);
+        let vectors = pdev.alloc_irq_vectors(2, 2, msix)?;
+        let irq = kernel::irq::IrqRequest::from(vectors.index(1)?).irq();
+        let data = netdev::NetdevData::new(bar.into_devres()?, rings, irq);
         let netdev = net::netdev::Registration::new(pdev.as_ref(), &cfg, data)?;
-        Ok(PagefillDevice { pdev, netdev })
+        Ok(PagefillDevice {
+            pdev,
+            netdev,
+            _vectors: vectors,
+        })
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {

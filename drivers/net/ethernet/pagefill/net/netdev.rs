@@ -104,13 +104,21 @@ impl<T: Operations> Device<T> {
     ///
     /// `ptr` must be a `net_device` allocated by [`Registration::new`] for
     /// `T`, valid for `'a`.
+    pub(crate) unsafe fn from_raw_ptr<'a>(ptr: *mut kernel::bindings::net_device) -> &'a Self {
+        // SAFETY: as for `from_raw`.
+        unsafe { Self::from_raw(ptr) }
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Self::from_raw_ptr`].
     unsafe fn from_raw<'a>(ptr: *mut kernel::bindings::net_device) -> &'a Self {
         // SAFETY: `Device<T>` is a transparent wrapper of `net_device`; the
         // caller guarantees validity for `'a` and the type invariant.
         unsafe { &*ptr.cast() }
     }
 
-    fn as_raw(&self) -> *mut kernel::bindings::net_device {
+    pub(crate) fn as_raw(&self) -> *mut kernel::bindings::net_device {
         self.0.get()
     }
 

@@ -6,7 +6,10 @@
 
 use core::ptr::NonNull;
 
+use kernel::prelude::*;
+
 use crate::ffi;
+use crate::net::netdev::{Device, Operations};
 
 /// An owned socket buffer; freed on drop.
 ///
@@ -46,6 +49,29 @@ impl SkBuff {
     pub fn len(&self) -> u32 {
         // SAFETY: the skb is valid (type invariant); `len` is a plain field.
         unsafe { (*self.as_raw()).len }
+    }
+
+    /// Appends `data` to the linear part. The skb must have been allocated
+    /// with room for it (see [`crate::net::napi::Napi::alloc_skb`]).
+    pub fn put_data(&mut self, data: &[u8]) -> Result {
+        // SAFETY: the skb is valid and ours (type invariant).
+        let tailroom = unsafe { ffi::pagefill_skb_tailroom(self.as_raw()) };
+        if usize::try_from(tailroom).map_or(true, |t| t < data.len()) {
+            return Err(EINVAL);
+        }
+        // SAFETY: checked above that the data fits the tailroom.
+        unsafe {
+            ffi::pagefill_skb_put_data(self.as_raw(), data.as_ptr().cast(), data.len() as u32)
+        };
+        Ok(())
+    }
+
+    /// Sets the protocol from the Ethernet header and strips it, as a
+    /// received frame on `dev` needs before it goes to the stack.
+    pub fn eth_type_trans<T: Operations>(&mut self, dev: &Device<T>) {
+        // SAFETY: the skb is ours and holds at least an Ethernet header
+        // (the receive path checks the length); `dev` is registered.
+        unsafe { ffi::pagefill_skb_eth_type_trans(self.as_raw(), dev.as_raw()) }
     }
 
     /// Whether the frame is empty.

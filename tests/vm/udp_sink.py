@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""udp_sink.py PORT EXPECTED TIMEOUT: count generator frames on a UDP socket.
+
+Each payload carries "PFGN", group (u16), node (u8), 0, seq (u64), little
+endian (see tools/pagefill-sim/src/generator.rs). Prints one line:
+received N streams S out_of_order O missing M duplicates D
+and exits 0 if every stream arrived complete and in order.
+"""
+import socket
+import struct
+import sys
+import time
+
+port, expected, timeout = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+s.bind(("0.0.0.0", port))
+open("/tmp/udp_sink.ready", "w").close()
+nxt = {}
+received = out_of_order = duplicates = 0
+deadline = time.monotonic() + timeout
+while received < expected:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        break
+    s.settimeout(left)
+    try:
+        data = s.recv(65536)
+    except socket.timeout:
+        break
+    if len(data) < 16 or data[:4] != b"PFGN":
+        continue
+    group, node, seq = struct.unpack_from("<HB", data, 4) + struct.unpack_from("<Q", data, 8)
+    want = nxt.get((group, node), 0)
+    if seq < want:
+        duplicates += 1
+    elif seq > want:
+        out_of_order += 1
+    nxt[(group, node)] = max(want, seq + 1)
+    received += 1
+missing = sum(nxt.values()) - (received - duplicates)
+print(f"received {received} streams {len(nxt)} out_of_order {out_of_order} "
+      f"missing {missing} duplicates {duplicates}")
+ok = received == expected and out_of_order == 0 and missing == 0 and duplicates == 0
+sys.exit(0 if ok else 1)
