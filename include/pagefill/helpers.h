@@ -44,6 +44,20 @@ void *pagefill_page_address(const struct page *page);
 int pagefill_skb_tailroom(const struct sk_buff *skb);
 void pagefill_skb_eth_type_trans(struct sk_buff *skb, struct net_device *dev);
 void pagefill_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
+int pagefill_skb_linearize(struct sk_buff *skb);
+bool pagefill_skb_is_nonlinear(const struct sk_buff *skb);
+int pagefill_tx_map(struct net_device *dev, struct sk_buff *skb,
+		    dma_addr_t *dma);
+void pagefill_tx_unmap(struct net_device *dev, dma_addr_t dma,
+		       unsigned int len);
+void pagefill_tx_sent(struct net_device *dev, unsigned int bytes);
+void pagefill_tx_completed(struct net_device *dev, unsigned int pkts,
+			   unsigned int bytes);
+void pagefill_tx_reset(struct net_device *dev);
+void pagefill_tx_stop(struct net_device *dev);
+void pagefill_tx_wake(struct net_device *dev);
+bool pagefill_tx_stopped(struct net_device *dev);
+bool pagefill_xmit_more(void);
 void pagefill_skb_put_data(struct sk_buff *skb, const void *data,
 			   unsigned int len);
 void pagefill_netdev_set_mtu(struct net_device *dev, unsigned int mtu);

@@ -7,11 +7,8 @@
 //! default group) and enables it; the carrier follows the link the device
 //! reports. Stopping it resets the device, which hands every buffer back.
 //!
-//! Receive runs through NAPI (see `rx.rs`). Not wired yet: the transmit
-//! ring, so frames the stack hands over are dropped and counted as
-//! `tx_dropped`; and the misc vector, so the carrier is read at open only.
-
-use core::sync::atomic::{AtomicU64, Ordering};
+//! Receive (`rx.rs`) and transmit completions (`tx.rs`) run in NAPI. Not
+//! wired yet: the misc vector, so the carrier is read at open only.
 
 use kernel::{
     io::Io,
@@ -28,11 +25,11 @@ use crate::net::netdev::{Device, Operations, Stats64, TxOutcome};
 use crate::net::skb::SkBuff;
 use crate::rings::Rings;
 use crate::rx::RxState;
+use crate::tx::{TxState, Xmit};
 
 /// The interface's per-device data.
 #[pin_data]
 pub(crate) struct NetdevData {
-    tx_dropped: AtomicU64,
     /// The registers; access is revoked when the PCI device unbinds.
     bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
     rings: Rings,
@@ -44,6 +41,9 @@ pub(crate) struct NetdevData {
     /// down while NAPI is stopped.
     #[pin]
     rx: SpinLock<RxState>,
+    /// Transmit state; `ndo_start_xmit` and NAPI share it.
+    #[pin]
+    tx: SpinLock<TxState>,
 }
 
 impl NetdevData {
@@ -53,12 +53,12 @@ impl NetdevData {
         irq: u32,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            tx_dropped: AtomicU64::new(0),
             bar,
             rings,
             irq,
             napi <- Napi::new(),
             rx <- new_spinlock!(RxState::new()),
+            tx <- new_spinlock!(TxState::new()),
         }? Error)
     }
 
@@ -96,6 +96,7 @@ impl Operations for PagefillNetdev {
         let data = dev.data();
         let bar = data.bar.try_access().ok_or(ENODEV)?;
         hw::reset(&bar)?;
+        data.tx.lock().start()?;
         data.rx.lock().start(dev, &data.napi, &data.rings)?;
         let started = data
             .napi
@@ -107,6 +108,7 @@ impl Operations for PagefillNetdev {
                 data.napi.stop();
                 let _ = hw::reset(&bar);
                 data.rx.lock().stop(&data.rings);
+                data.tx.lock().stop(dev);
                 return Err(e);
             }
         };
@@ -132,27 +134,40 @@ impl Operations for PagefillNetdev {
             _ => Ok(()),
         };
         data.rx.lock().stop(&data.rings);
+        data.tx.lock().stop(dev);
         reset
     }
 
     fn start_xmit(skb: SkBuff, dev: &Device<Self>) -> TxOutcome {
-        // No transmit ring yet: drop and count.
-        dev.data().tx_dropped.fetch_add(1, Ordering::Relaxed);
-        drop(skb);
-        TxOutcome::Ok
+        let data = dev.data();
+        let queued = data.tx.lock().xmit(dev, &data.rings, skb);
+        match queued {
+            Xmit::Queued(tail) => {
+                if !dev.xmit_more() || dev.tx_stopped() {
+                    if let Some(bar) = data.bar.try_access() {
+                        bar.write32(tail, abi::reg::queue(0, abi::reg::Q_TX_TAIL));
+                    }
+                }
+                TxOutcome::Ok
+            }
+            Xmit::Busy(skb) => TxOutcome::Busy(skb),
+            Xmit::Dropped => TxOutcome::Ok,
+        }
     }
 
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64<'_>) {
         let rx = dev.data().rx.lock().stats;
         stats.add_rx(rx.packets, rx.bytes, rx.dropped);
         stats.add_rx_errors(rx.bad);
-        stats.add_tx(0, 0, dev.data().tx_dropped.load(Ordering::Relaxed));
+        let tx = dev.data().tx.lock().stats;
+        stats.add_tx(tx.packets, tx.bytes, tx.dropped);
     }
 }
 
 impl Poll for PagefillNetdev {
     fn poll(dev: &Device<Self>, napi: &Napi, budget: i32) -> i32 {
         let data = dev.data();
+        data.tx.lock().clean(dev, &data.rings);
         let res = data.rx.lock().poll(dev, napi, &data.rings, budget);
         let bar = data.bar.try_access();
         if let Some(bar) = &bar {

@@ -131,6 +131,68 @@ void pagefill_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb)
 	napi_gro_receive(napi, skb);
 }
 
+int pagefill_skb_linearize(struct sk_buff *skb)
+{
+	return skb_linearize(skb);
+}
+
+bool pagefill_skb_is_nonlinear(const struct sk_buff *skb)
+{
+	return skb_is_nonlinear(skb);
+}
+
+/* Maps a linear skb's data for the device to read. */
+int pagefill_tx_map(struct net_device *dev, struct sk_buff *skb,
+		    dma_addr_t *dma)
+{
+	*dma = dma_map_single(dev->dev.parent, skb->data, skb_headlen(skb),
+			      DMA_TO_DEVICE);
+	return dma_mapping_error(dev->dev.parent, *dma) ? -ENOMEM : 0;
+}
+
+void pagefill_tx_unmap(struct net_device *dev, dma_addr_t dma,
+		       unsigned int len)
+{
+	dma_unmap_single(dev->dev.parent, dma, len, DMA_TO_DEVICE);
+}
+
+/* Queue 0 is the only transmit queue so far. */
+void pagefill_tx_sent(struct net_device *dev, unsigned int bytes)
+{
+	netdev_tx_sent_queue(netdev_get_tx_queue(dev, 0), bytes);
+}
+
+void pagefill_tx_completed(struct net_device *dev, unsigned int pkts,
+			   unsigned int bytes)
+{
+	netdev_tx_completed_queue(netdev_get_tx_queue(dev, 0), pkts, bytes);
+}
+
+void pagefill_tx_reset(struct net_device *dev)
+{
+	netdev_tx_reset_queue(netdev_get_tx_queue(dev, 0));
+}
+
+void pagefill_tx_stop(struct net_device *dev)
+{
+	netif_stop_queue(dev);
+}
+
+void pagefill_tx_wake(struct net_device *dev)
+{
+	netif_wake_queue(dev);
+}
+
+bool pagefill_tx_stopped(struct net_device *dev)
+{
+	return netif_queue_stopped(dev);
+}
+
+bool pagefill_xmit_more(void)
+{
+	return netdev_xmit_more();
+}
+
 void pagefill_skb_put_data(struct sk_buff *skb, const void *data,
 			   unsigned int len)
 {

@@ -28,6 +28,7 @@ mod net;
 mod netdev;
 mod rings;
 mod rx;
+mod tx;
 
 /// A bound pagefill NIC.
 struct PagefillDevice<'bound> {

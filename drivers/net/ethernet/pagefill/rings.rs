@@ -119,6 +119,22 @@ impl Rings {
         })
     }
 
+    /// Writes transmit descriptor `index` (free running): one whole frame of
+    /// `len` bytes at `addr`, to `group`.
+    pub(crate) fn tx_write(&self, index: u32, addr: u64, len: u16, group: u16) -> Result {
+        let base = (index & ((1 << TX_SHIFT) - 1)) as usize * (abi::tx_desc::SIZE / 8);
+        let flags = abi::tx_flags::SOF | abi::tx_flags::EOF;
+        io_write!(&self.tx, [try: base], addr);
+        let word = u64::from(len) | u64::from(group) << 16 | u64::from(flags) << 32;
+        io_write!(&self.tx, [try: base + 1], word);
+        Ok(())
+    }
+
+    /// The device's count of transmit descriptors done (free running).
+    pub(crate) fn tx_done(&self) -> Result<u32> {
+        Ok(io_read!(&self.qsb, [try: abi::qsb::TX_DONE / 4]))
+    }
+
     /// Tells the device how many completions the driver consumed.
     pub(crate) fn set_consumed(&self, count: u32) -> Result {
         io_write!(&self.qsb, [try: abi::qsb::RX_CONSUMED / 4], count);

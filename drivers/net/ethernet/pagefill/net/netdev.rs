@@ -153,6 +153,51 @@ impl<T: Operations> Device<T> {
         unsafe { ffi::pagefill_netif_tx_disable(self.as_raw()) }
     }
 
+    /// Stops transmit queue 0: the ring is full.
+    pub fn tx_stop(&self) {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::pagefill_tx_stop(self.as_raw()) }
+    }
+
+    /// Wakes transmit queue 0: the ring has room again.
+    pub fn tx_wake(&self) {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::pagefill_tx_wake(self.as_raw()) }
+    }
+
+    /// Whether transmit queue 0 is stopped.
+    pub fn tx_stopped(&self) -> bool {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::pagefill_tx_stopped(self.as_raw()) }
+    }
+
+    /// Byte queue limits: `bytes` were queued to the device on queue 0.
+    pub fn tx_sent(&self, bytes: u32) {
+        // SAFETY: the device is valid; called from `ndo_start_xmit` under
+        // the queue's lock, as BQL requires.
+        unsafe { ffi::pagefill_tx_sent(self.as_raw(), bytes) }
+    }
+
+    /// Byte queue limits: `pkts` frames of `bytes` completed on queue 0.
+    pub fn tx_completed(&self, pkts: u32, bytes: u32) {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::pagefill_tx_completed(self.as_raw(), pkts, bytes) }
+    }
+
+    /// Byte queue limits: forget what was in flight (the ring was reset).
+    pub fn tx_reset(&self) {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::pagefill_tx_reset(self.as_raw()) }
+    }
+
+    /// Whether the stack has more frames coming right after this one, so
+    /// the doorbell may wait.
+    pub fn xmit_more(&self) -> bool {
+        // SAFETY: reads the current CPU's transmit state; called from
+        // `ndo_start_xmit`.
+        unsafe { ffi::pagefill_xmit_more() }
+    }
+
     /// The current MTU.
     pub fn mtu(&self) -> u32 {
         // SAFETY: the device is valid (type invariant).

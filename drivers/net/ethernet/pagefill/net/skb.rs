@@ -6,7 +6,7 @@
 
 use core::ptr::NonNull;
 
-use kernel::prelude::*;
+use kernel::{error::to_result, prelude::*};
 
 use crate::ffi;
 use crate::net::netdev::{Device, Operations};
@@ -77,6 +77,91 @@ impl SkBuff {
     /// Whether the frame is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+impl SkBuff {
+    /// Makes the frame one linear buffer (pulls the fragments in).
+    pub fn linearize(&mut self) -> Result {
+        // SAFETY: the skb is ours (type invariant).
+        to_result(unsafe { ffi::pagefill_skb_linearize(self.as_raw()) })
+    }
+
+    /// Maps the linear frame for `dev`'s device to read. On failure the skb
+    /// comes back unmapped.
+    pub fn map_for_tx<T: Operations>(self, dev: &Device<T>) -> Result<TxMapped, (Error, Self)> {
+        let mut dma = 0;
+        let len = self.len();
+        // SAFETY: the skb is ours and linear (callers linearize first; a
+        // non-linear skb maps only its head, and `len` then covers more than
+        // the mapping, which `TxMapped` would hand to the device: refuse it).
+        // SAFETY: `dev` is registered; its parent is the bound DMA device.
+        if unsafe { ffi::pagefill_skb_is_nonlinear(self.as_raw()) } {
+            return Err((EINVAL, self));
+        }
+        // SAFETY: as above.
+        let ret = unsafe { ffi::pagefill_tx_map(dev.as_raw(), self.as_raw(), &mut dma) };
+        if ret != 0 {
+            return Err((Error::from_errno(ret), self));
+        }
+        // INVARIANT: mapped just now, `len` bytes at `dma`.
+        Ok(TxMapped {
+            skb: core::mem::ManuallyDrop::new(self),
+            dma,
+            len,
+        })
+    }
+}
+
+/// An skb whose linear data is mapped for the device to read.
+///
+/// # Invariants
+///
+/// `len` bytes of `skb`'s data are mapped at `dma` for the parent device of
+/// the network device they were mapped for.
+pub struct TxMapped {
+    skb: core::mem::ManuallyDrop<SkBuff>,
+    dma: u64,
+    len: u32,
+}
+
+impl TxMapped {
+    /// The DMA address of the frame.
+    pub fn dma_addr(&self) -> u64 {
+        self.dma
+    }
+
+    /// The frame's length.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the frame is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Unmaps the frame from `dev` (the device it was mapped for) and frees
+    /// the skb.
+    pub fn unmap<T: Operations>(mut self, dev: &Device<T>) {
+        // SAFETY: mapped for `dev`'s parent with these address and length
+        // (type invariant); the device is done with it (the caller saw its
+        // completion or reset the device).
+        unsafe { ffi::pagefill_tx_unmap(dev.as_raw(), self.dma, self.len) };
+        // SAFETY: taken once; `self` is forgotten below so `Drop` does not
+        // see the taken value.
+        let skb = unsafe { core::mem::ManuallyDrop::take(&mut self.skb) };
+        core::mem::forget(self);
+        drop(skb);
+    }
+}
+
+impl Drop for TxMapped {
+    fn drop(&mut self) {
+        // Dropped without `unmap`: a driver bug. Freeing memory the device
+        // may still read is worse than leaking it, so leak (kmemleak and the
+        // DMA API debugging will say so) and warn.
+        pr_warn!("pagefill: a mapped transmit frame was dropped without unmapping\n");
     }
 }
 

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The transmit path: one descriptor per frame, the frame's data mapped in
+//! place (no copy), a doorbell per batch (`xmit_more`), byte queue limits,
+//! and completions read from the queue status block in NAPI.
+
+use kernel::prelude::*;
+
+use crate::abi;
+use crate::net::netdev::{Device, Operations};
+use crate::net::skb::{SkBuff, TxMapped};
+use crate::rings::{Rings, DEFAULT_GROUP, TX_SHIFT};
+
+/// Descriptors in the ring.
+const RING: u32 = 1 << TX_SHIFT;
+
+/// Transmit counters.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct TxStats {
+    pub(crate) packets: u64,
+    pub(crate) bytes: u64,
+    pub(crate) dropped: u64,
+    /// Done counts from the device that made no sense.
+    pub(crate) bad: u64,
+}
+
+/// The transmit ring's host side.
+pub(crate) struct TxState {
+    /// The frame behind each descriptor until it completes.
+    slots: KVec<Option<TxMapped>>,
+    /// Descriptors written, free running.
+    tail: u32,
+    /// Descriptors completed, free running.
+    clean: u32,
+    pub(crate) stats: TxStats,
+}
+
+/// What `xmit` did.
+pub(crate) enum Xmit {
+    /// Queued; ring the doorbell with this tail unless more frames follow.
+    Queued(u32),
+    /// The ring is full: the stack keeps the frame.
+    Busy(SkBuff),
+    /// Dropped and counted.
+    Dropped,
+}
+
+impl TxState {
+    pub(crate) fn new() -> Self {
+        Self {
+            slots: KVec::new(),
+            tail: 0,
+            clean: 0,
+            stats: TxStats::default(),
+        }
+    }
+
+    pub(crate) fn start(&mut self) -> Result {
+        let mut slots = KVec::with_capacity(RING as usize, GFP_KERNEL)?;
+        for _ in 0..RING {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        self.slots = slots;
+        self.tail = 0;
+        self.clean = 0;
+        Ok(())
+    }
+
+    /// Unmaps and frees every frame still in the ring (the device was reset
+    /// or disabled, so it reads none of them any more).
+    pub(crate) fn stop<T: Operations>(&mut self, dev: &Device<T>) {
+        for slot in self.slots.iter_mut() {
+            if let Some(frame) = slot.take() {
+                frame.unmap(dev);
+                self.stats.dropped += 1;
+            }
+        }
+        self.slots.clear();
+        dev.tx_reset();
+    }
+
+    /// Queues a frame for the device.
+    pub(crate) fn xmit<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        rings: &Rings,
+        mut skb: SkBuff,
+    ) -> Xmit {
+        if self.slots.is_empty() || self.tail.wrapping_sub(self.clean) >= RING {
+            dev.tx_stop();
+            return Xmit::Busy(skb);
+        }
+        let len = skb.len();
+        if !(abi::MIN_FRAME_LEN as u32..=abi::MAX_FRAME_LEN as u32).contains(&len)
+            || skb.linearize().is_err()
+        {
+            self.stats.dropped += 1;
+            return Xmit::Dropped;
+        }
+        let frame = match skb.map_for_tx(dev) {
+            Ok(f) => f,
+            Err((_, skb)) => {
+                drop(skb);
+                self.stats.dropped += 1;
+                return Xmit::Dropped;
+            }
+        };
+        let idx = self.tail;
+        if rings
+            .tx_write(idx, frame.dma_addr(), len as u16, DEFAULT_GROUP)
+            .is_err()
+        {
+            frame.unmap(dev);
+            self.stats.dropped += 1;
+            return Xmit::Dropped;
+        }
+        self.slots[(idx % RING) as usize] = Some(frame);
+        self.tail = idx.wrapping_add(1);
+        dev.tx_sent(len);
+        if self.tail.wrapping_sub(self.clean) >= RING {
+            dev.tx_stop();
+        }
+        Xmit::Queued(self.tail)
+    }
+
+    /// Frees what the device completed; wakes the queue if it had stopped.
+    pub(crate) fn clean<T: Operations>(&mut self, dev: &Device<T>, rings: &Rings) {
+        let Ok(done) = rings.tx_done() else {
+            return;
+        };
+        // The device may only complete what was written: anything else is a
+        // broken device, and the ring is left as it is.
+        if done.wrapping_sub(self.clean) > self.tail.wrapping_sub(self.clean) {
+            self.stats.bad += 1;
+            return;
+        }
+        let (mut pkts, mut bytes) = (0u32, 0u32);
+        while self.clean != done {
+            if let Some(frame) = self
+                .slots
+                .get_mut((self.clean % RING) as usize)
+                .and_then(Option::take)
+            {
+                pkts += 1;
+                bytes += frame.len();
+                frame.unmap(dev);
+            }
+            self.clean = self.clean.wrapping_add(1);
+        }
+        if pkts > 0 {
+            self.stats.packets += u64::from(pkts);
+            self.stats.bytes += u64::from(bytes);
+            dev.tx_completed(pkts, bytes);
+            if dev.tx_stopped() && self.tail.wrapping_sub(self.clean) < RING / 2 {
+                dev.tx_wake();
+            }
+        }
+    }
+}
