@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# ping.sh PAGEFILL_KO: two pagefill NICs on one fabric, the second moved
+# into a network namespace: IPv4 and IPv6 ping both ways, and TCP both ways
+# with iperf3, byte counts checked against the interfaces' counters.
+. "$(dirname "$0")/ktap.sh"
+ko=$1
+ktap_plan 7
+insmod "$ko"
+set -- $(pf_nics)
+a=$(ls "/sys/bus/pci/devices/$1/net")
+b=$(ls "/sys/bus/pci/devices/$2/net")
+ip netns add peer
+ip link set "$b" netns peer
+ip addr add 192.0.2.1/24 dev "$a"
+ip addr add 2001:db8::1/64 dev "$a" nodad
+ip link set "$a" up
+ip -n peer addr add 192.0.2.2/24 dev "$b"
+ip -n peer addr add 2001:db8::2/64 dev "$b" nodad
+ip -n peer link set "$b" up
+ip -n peer link set lo up
+
+ktap_check "ping 192.0.2.2 from the root namespace" ping -c 5 -i 0.2 -W 2 192.0.2.2
+ktap_check "ping 192.0.2.1 from the peer namespace" ip netns exec peer ping -c 5 -i 0.2 -W 2 192.0.2.1
+ktap_check "ping6 2001:db8::2" ping -6 -c 5 -i 0.2 -W 2 2001:db8::2
+ktap_check "ping6 2001:db8::1 from the peer" ip netns exec peer ping -6 -c 5 -i 0.2 -W 2 2001:db8::1
+
+ip netns exec peer iperf3 -s -D -1 -p 5201 --logfile /tmp/iperf3.srv
+sleep 0.5
+# tcp DIRECTION: 4 MB over TCP (-R: the peer sends), received bytes checked.
+tcp() {
+	rx0=$(cat "/sys/class/net/$a/statistics/rx_bytes")
+	iperf3 -c 192.0.2.2 -p 5201 -n 4M $1 -J >/tmp/iperf3.json || return 1
+	got=$(jq '.end.sum_received.bytes' /tmp/iperf3.json)
+	rx1=$(cat "/sys/class/net/$a/statistics/rx_bytes")
+	echo "# iperf3 $1: $got bytes received, $(jq '.end.sum_received.bits_per_second' /tmp/iperf3.json) bit/s; $a rx_bytes +$((rx1 - rx0))"
+	[ "$got" -ge 4194304 ]
+}
+ktap_check "TCP, 4 MB from the root namespace to the peer" tcp ""
+ip netns exec peer iperf3 -s -D -1 -p 5201 --logfile /tmp/iperf3.srv
+sleep 0.5
+ktap_check "TCP, 4 MB from the peer to the root namespace (-R)" tcp -R
+echo "# $a: $(ip -s link show "$a" | sed -n '4p;6p' | tr -s ' ' | tr '\n' ' ')"
+ip netns del peer
+rmmod pagefill
+ktap_check "no kmemleak report" pf_kmemleak_clean
+ktap_finish
