@@ -22,6 +22,13 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 mkdir -p /run/pf /run/netns
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 pfout /run/pf
+# The repository and the cache at their host paths, over whatever tmpfs now
+# hides them (vm-run.sh passes the paths on the kernel command line).
+for share in "pftop:$pf_top" "pfcache:$pf_cache"; do
+	mkdir -p "${share#*:}" 2>/dev/null
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288,cache=loose,ro \
+		"${share%%:*}" "${share#*:}"
+done
 hostname pagefill-vm
 ip link set lo up
 

@@ -7,7 +7,9 @@
 # processes over vfio-user, run CMD (a shell command line) in the guest as
 # root with the repository as its working directory, and exit with CMD's
 # status. The guest's root filesystem is the toolchain root, read-only over
-# virtio-9p; the repository and the cache appear at their host paths.
+# virtio-9p; the repository and the cache appear at their host paths (their
+# own shares, mounted after the guest's tmpfs, so they may live anywhere,
+# /tmp included).
 #
 # Options:
 #   --kernel FLAVOUR   kernel flavour to boot (fast, debug; default fast)
@@ -120,6 +122,9 @@ fi
 cmdline="console=ttyS0 root=pfroot rootfstype=9p ro"
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=524288"
 cmdline+=" init=$PF_TOP/scripts/guest-init.sh panic=-1 oops=panic"
+# Unknown name=value parameters reach init as its environment: where to
+# mount the repository and the cache shares (their host paths).
+cmdline+=" pf_top=$PF_TOP pf_cache=$PF_CACHE"
 cmdline+=" $append"
 
 pf_log "booting the $flavour kernel with $nics pagefill NIC(s)"
@@ -133,6 +138,10 @@ timeout --kill-after=10 "$timeout" "$PF_TOP/scripts/in-root.sh" qemu-system-x86_
 	-device virtio-9p-pci,fsdev=pfroot,mount_tag=pfroot \
 	-fsdev "local,id=pfout,path=$run/out,security_model=none" \
 	-device virtio-9p-pci,fsdev=pfout,mount_tag=pfout \
+	-fsdev "local,id=pftop,path=$PF_TOP,security_model=none,readonly=on" \
+	-device virtio-9p-pci,fsdev=pftop,mount_tag=pftop \
+	-fsdev "local,id=pfcache,path=$PF_CACHE,security_model=none,readonly=on" \
+	-device virtio-9p-pci,fsdev=pfcache,mount_tag=pfcache \
 	"${devices[@]}" \
 	-nographic -serial stdio -monitor none -no-reboot \
 	>"$run/console.log" 2>&1 </dev/null
