@@ -41,6 +41,10 @@ pub struct MsixInterrupts(pub Arc<Mutex<Msix>>);
 impl Interrupts for MsixInterrupts {
     fn raise(&mut self, vector: u16) {
         let Ok(mut m) = self.0.lock() else { return };
+        debug!(
+            "raise vector {vector}: eventfd {}",
+            matches!(m.fds.get(usize::from(vector)), Some(Some(_)))
+        );
         if let Some(Some(fd)) = m.fds.get_mut(usize::from(vector)) {
             let _ = fd.write_all(&1u64.to_le_bytes());
         }

@@ -7,8 +7,11 @@
 //! default group) and enables it; the carrier follows the link the device
 //! reports. Stopping it resets the device, which hands every buffer back.
 //!
-//! Receive (`rx.rs`) and transmit completions (`tx.rs`) run in NAPI. Not
-//! wired yet: the misc vector, so the carrier is read at open only.
+//! Receive (`rx.rs`) and transmit completions (`tx.rs`) run in NAPI; the
+//! misc vector reports link changes (the carrier follows them) and device
+//! errors.
+
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::{
     io::Io,
@@ -20,6 +23,7 @@ use kernel::{
 
 use crate::abi;
 use crate::hw;
+use crate::net::irq::{DeviceIrq, Handler};
 use crate::net::napi::{Napi, Poll};
 use crate::net::netdev::{Device, Operations, Stats64, TxOutcome};
 use crate::net::skb::SkBuff;
@@ -35,6 +39,11 @@ pub(crate) struct NetdevData {
     rings: Rings,
     /// Linux interrupt number of queue 0's MSI-X vector.
     irq: u32,
+    /// Linux interrupt number of the misc vector, and its registration.
+    misc_irq: u32,
+    misc: DeviceIrq,
+    /// Fatal device errors reported by the misc vector.
+    fatal_errors: AtomicU64,
     #[pin]
     napi: Napi,
     /// Receive state; NAPI polls it, open and stop set it up and tear it
@@ -51,11 +60,15 @@ impl NetdevData {
         bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
         rings: Rings,
         irq: u32,
+        misc_irq: u32,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             bar,
             rings,
             irq,
+            misc_irq,
+            misc: DeviceIrq::new(),
+            fatal_errors: AtomicU64::new(0),
             napi <- Napi::new(),
             rx <- new_spinlock!(RxState::new()),
             tx <- new_spinlock!(TxState::new()),
@@ -101,10 +114,12 @@ impl Operations for PagefillNetdev {
         let started = data
             .napi
             .start(dev, data.irq, c"pagefill")
+            .and_then(|()| data.misc.request(dev, data.misc_irq, c"pagefill-misc"))
             .and_then(|()| data.rings.enable(&bar));
         let status = match started {
             Ok(s) => s,
             Err(e) => {
+                data.misc.release();
                 data.napi.stop();
                 let _ = hw::reset(&bar);
                 data.rx.lock().stop(&data.rings);
@@ -120,6 +135,9 @@ impl Operations for PagefillNetdev {
             dev.carrier_on();
         }
         dev.tx_start_all_queues();
+        // Link changes from here on come by the misc vector (at once, if
+        // one is already pending).
+        bar.write32(1, abi::reg::MISC_ARM);
         Ok(())
     }
 
@@ -127,6 +145,7 @@ impl Operations for PagefillNetdev {
         let data = dev.data();
         dev.tx_disable();
         dev.carrier_off();
+        data.misc.release();
         data.napi.stop();
         // A device that is gone (unbound) holds nothing to hand back.
         let reset = match data.reset() {
@@ -161,6 +180,29 @@ impl Operations for PagefillNetdev {
         stats.add_rx_errors(rx.bad);
         let tx = dev.data().tx.lock().stats;
         stats.add_tx(tx.packets, tx.bytes, tx.dropped);
+    }
+}
+
+impl Handler for PagefillNetdev {
+    fn handle(dev: &Device<Self>) {
+        let data = dev.data();
+        let Some(bar) = data.bar.try_access() else {
+            return;
+        };
+        let cause = bar.read32(abi::reg::MISC_CAUSE);
+        bar.write32(cause, abi::reg::MISC_CAUSE);
+        if cause & abi::misc::LINK_CHANGE != 0 {
+            if bar.read32(abi::reg::STATUS) & abi::status::LINK_UP != 0 {
+                dev.carrier_on();
+            } else {
+                dev.carrier_off();
+            }
+        }
+        if cause & abi::misc::ERROR != 0 {
+            data.fatal_errors.fetch_add(1, Ordering::Relaxed);
+            dev.carrier_off();
+        }
+        bar.write32(1, abi::reg::MISC_ARM);
     }
 }
 

@@ -96,8 +96,9 @@ impl pci::Driver for PagefillDriver {
         // Vector 0 is the misc vector, 1 queue 0's.
         let msix = pci::IrqTypes::default().with(pci::IrqType::MsiX);
         let vectors = pdev.alloc_irq_vectors(2, 2, msix)?;
+        let misc_irq = kernel::irq::IrqRequest::from(vectors.index(abi::MISC_VECTOR.into())?).irq();
         let irq = kernel::irq::IrqRequest::from(vectors.index(1)?).irq();
-        let data = netdev::NetdevData::new(bar.into_devres()?, rings, irq);
+        let data = netdev::NetdevData::new(bar.into_devres()?, rings, irq, misc_irq);
         let netdev = net::netdev::Registration::new(pdev.as_ref(), &cfg, data)?;
         Ok(PagefillDevice {
             pdev,
