@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The main job: set up everything (toolchain root, fast kernel, device model,
-# module), boot a VM with two pagefill NICs, load the driver and show it
-# bound to the devices.
+# module), boot a VM with two pagefill NICs on one fabric, load the driver,
+# pass traffic between them (ping, TCP) and from the traffic generator, and
+# show the counters of the interfaces and of the device.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 flavour=${1:-fast}

@@ -1,14 +1,45 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Guest side of scripts/demo.sh: load pagefill and show what it bound.
+# Guest side of scripts/demo.sh: two pagefill NICs on one fabric, the second
+# in a network namespace; ping and TCP between them, generator streams from
+# 31 virtual nodes into a UDP socket, and the counters on both sides.
 set -e
-. "$(dirname "$0")/ktap.sh"
+here=$(dirname "$0")
+. "$here/ktap.sh"
+host="sh $here/pf-host.sh"
 echo "# kernel $(uname -r)"
 insmod "$1"
-echo "# pagefill NICs and their drivers:"
+echo "# pagefill NICs:"
 for bdf in $(pf_nics); do
-	echo "  $bdf  $(cat /sys/bus/pci/devices/$bdf/vendor):$(cat /sys/bus/pci/devices/$bdf/device)  driver=$(basename "$(readlink /sys/bus/pci/devices/$bdf/driver)")"
+	echo "  $bdf  driver=$(basename "$(readlink /sys/bus/pci/devices/$bdf/driver)")  netdev=$(ls /sys/bus/pci/devices/$bdf/net)"
 done
-echo "# kernel log:"
-dmesg | grep -i pagefill
+dmesg | grep 'pagefill NIC'
+set -- $(pf_nics)
+a=$(ls "/sys/bus/pci/devices/$1/net")
+b=$(ls "/sys/bus/pci/devices/$2/net")
+ip netns add peer
+ip link set "$b" netns peer
+ip addr add 192.0.2.1/24 dev "$a"
+ip link set "$a" up
+ip -n peer addr add 192.0.2.2/24 dev "$b"
+ip -n peer link set "$b" up
+ip -n peer link set lo up
+echo "# ping from $a to $b (in netns peer):"
+ping -c 3 -i 0.2 192.0.2.2
+echo "# TCP, 4 MB, $a -> $b:"
+ip netns exec peer iperf3 -s -D -1
+sleep 0.5
+iperf3 -c 192.0.2.2 -n 4M | tail -n 4
+echo "# generator: 31 nodes x 100 frames of 64 bytes -> UDP socket on $a:"
+python3 "$here/udp_sink.py" 9000 3100 60 &
+sink=$!
+eventually test -f /tmp/udp_sink.ready
+$host gen --nodes 1-31 --groups 0 --size 64 --count 100 --dst-mac "$(cat /sys/class/net/$a/address)" \
+	--dst-ip 192.0.2.1 --src-ip 198.51.100.0 --eot-every 50
+wait "$sink"
+echo "# $a counters:"
+ip -s link show "$a"
+echo "# device (NIC 0) counters:"
+$host ctl 0 stats | grep -v '^stream'
+ip netns del peer
 rmmod pagefill
