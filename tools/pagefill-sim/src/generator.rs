@@ -103,11 +103,21 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
     let Some(&first) = cfg.nodes.first() else {
         return Ok(GenReport::default());
     };
+    // A node id in use belongs to someone else (a NIC): taking it over
+    // would cut that node off the fabric.
+    for &n in &cfg.nodes {
+        let p = fabric::node_path(&cfg.fabric, n);
+        if std::fs::symlink_metadata(&p).is_ok() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AddrInUse,
+                format!("fabric node {n} is in use ({})", p.display()),
+            ));
+        }
+    }
     let mut port = UnixFabric::bind(&cfg.fabric, first)?;
     let mut links = Vec::new();
     for &n in &cfg.nodes[1..] {
         let p = fabric::node_path(&cfg.fabric, n);
-        let _ = std::fs::remove_file(&p);
         std::os::unix::fs::symlink(fabric::node_path(&cfg.fabric, first), &p)?;
         links.push(p);
     }

@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# rmmod.sh PAGEFILL_KO: unloading the driver in the middle of traffic in
+# both directions is clean: every page and mapping comes back (page_pool
+# would warn of pages still in flight; the DMA API debugging and kmemleak
+# would report), the device holds no buffer afterwards, and the driver loads
+# and passes traffic again.
+. "$(dirname "$0")/ktap.sh"
+ko=$1
+here=$(dirname "$0")
+host="sh $here/pf-host.sh"
+ktap_plan 5
+
+setup() {
+	insmod "$ko" || return 1
+
+	set -- $(pf_nics)
+	a=$(ls "/sys/bus/pci/devices/$1/net")
+	b=$(ls "/sys/bus/pci/devices/$2/net")
+	ip netns add peer
+	ip link set "$b" netns peer
+	ip addr add 192.0.2.1/24 dev "$a"
+	ip link set "$a" up
+	ip -n peer addr add 192.0.2.2/24 dev "$b"
+	ip -n peer link set "$b" up
+	ping -c 3 -i 0.3 -W 2 192.0.2.2
+}
+ktap_check "load and pass traffic" setup
+mac=$(cat "/sys/class/net/$a/address")
+ip netns exec peer iperf3 -s -D -1
+sleep 0.3
+iperf3 -c 192.0.2.2 -t 30 >/dev/null 2>&1 &
+$host gen --nodes 2-31 --groups 0 --size 64 --count 1000 --dst-mac "$mac" \
+	--dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/dev/null &
+gen=$!
+sleep 1.5
+unload() { ip netns del peer && rmmod pagefill; }
+ktap_check "rmmod while TCP and generator traffic run" unload
+wait "$gen"
+held() { [ "$($host ctl 0 stats | sed -n 's/^buffers_held //p')" = 0 ]; }
+ktap_check "the device holds no buffer after the driver left" held
+ktap_check "load again and pass traffic" setup
+ip netns del peer
+rmmod pagefill
+ktap_check "no kmemleak report" pf_kmemleak_clean
+ktap_finish
