@@ -37,7 +37,7 @@ point "rustfmt --check with the kernel's config (driver)" \
 clippy_build() {
 	local log
 	log=$(CLIPPY=1 "$top/scripts/build-module.sh" fast 2>&1 >/dev/null) || { echo "$log"; return 1; }
-	! grep -E '^(warning|error)' -A5 <<<"$log"
+	! grep -E '(^|: )(warning|error)[:[]' -A5 <<<"$log"
 }
 point "driver builds with CLIPPY=1 and no warning" clippy_build
 # shellcheck disable=SC2086

@@ -18,11 +18,13 @@ use kernel::{
     new_spinlock,
     pci,
     prelude::*,
+    str::CStr,
     sync::SpinLock, //
 };
 
 use crate::abi;
 use crate::hw;
+use crate::net::ethtool::{EthtoolOps, EthtoolTable};
 use crate::net::irq::{DeviceIrq, Handler};
 use crate::net::napi::{Napi, Poll};
 use crate::net::netdev::{Device, Operations, Stats64, TxOutcome};
@@ -44,6 +46,8 @@ pub(crate) struct NetdevData {
     misc: DeviceIrq,
     /// Fatal device errors reported by the misc vector.
     fatal_errors: AtomicU64,
+    /// Link speed the device reported at probe, Mb/s.
+    link_mbps: u32,
     #[pin]
     napi: Napi,
     /// Receive state; NAPI polls it, open and stop set it up and tear it
@@ -61,6 +65,7 @@ impl NetdevData {
         rings: Rings,
         irq: u32,
         misc_irq: u32,
+        link_mbps: u32,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             bar,
@@ -69,6 +74,7 @@ impl NetdevData {
             misc_irq,
             misc: DeviceIrq::new(),
             fatal_errors: AtomicU64::new(0),
+            link_mbps,
             napi <- Napi::new(),
             rx <- new_spinlock!(RxState::new()),
             tx <- new_spinlock!(TxState::new()),
@@ -104,6 +110,8 @@ pub(crate) struct PagefillNetdev;
 #[vtable]
 impl Operations for PagefillNetdev {
     type Data = NetdevData;
+    const ETHTOOL: Option<&'static kernel::bindings::ethtool_ops> =
+        Some(&EthtoolTable::<Self>::TABLE);
 
     fn open(dev: &Device<Self>) -> Result {
         let data = dev.data();
@@ -180,6 +188,53 @@ impl Operations for PagefillNetdev {
         stats.add_rx_errors(rx.bad);
         let tx = dev.data().tx.lock().stats;
         stats.add_tx(tx.packets, tx.bytes, tx.dropped);
+    }
+}
+
+impl EthtoolOps for PagefillNetdev {
+    const DRIVER: &'static CStr = c"pagefill";
+    const STATS: &'static [&'static CStr] = &[
+        c"rx0_packets",
+        c"rx0_bytes",
+        c"rx0_dropped",
+        c"rx0_bad_completions",
+        c"rx0_starved",
+        c"rx0_xon_doorbells",
+        c"rx0_page_alloc_failed",
+        c"tx0_packets",
+        c"tx0_bytes",
+        c"tx0_dropped",
+        c"tx0_bad_completions",
+        c"device_fatal_errors",
+    ];
+
+    fn speed(dev: &Device<Self>) -> u32 {
+        dev.data().link_mbps
+    }
+
+    fn stats(dev: &Device<Self>, out: &mut [u64]) {
+        let data = dev.data();
+        let rx = data.rx.lock().stats;
+        let tx = data.tx.lock().stats;
+        let values = [
+            rx.packets,
+            rx.bytes,
+            rx.dropped,
+            rx.bad,
+            rx.starved,
+            rx.xon,
+            rx.alloc_failed,
+            tx.packets,
+            tx.bytes,
+            tx.dropped,
+            tx.bad,
+            data.fatal_errors.load(Ordering::Relaxed),
+        ];
+        for (i, v) in values.iter().enumerate() {
+            if let Some(o) = out.get_mut(i) {
+                *o = *v;
+            }
+        }
     }
 }
 

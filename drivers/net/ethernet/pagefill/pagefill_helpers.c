@@ -35,12 +35,15 @@ void pagefill_dev_kfree_skb_any(struct sk_buff *skb)
  * renders as nested anonymous members; set and read them here by name.
  */
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
-			   const struct net_device_ops *ops, const u8 *mac,
+			   const struct net_device_ops *ops,
+			   const struct ethtool_ops *eops, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu)
 {
 	SET_NETDEV_DEV(dev, parent);
 	dev->netdev_ops = ops;
+	if (eops)
+		dev->ethtool_ops = eops;
 	eth_hw_addr_set(dev, mac);
 	dev->mtu = mtu;
 	dev->min_mtu = min_mtu;

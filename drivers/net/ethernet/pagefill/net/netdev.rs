@@ -68,6 +68,9 @@ pub trait Operations: Sized + 'static {
     /// Per-device data of the driver, kept in the device's private area.
     type Data: Send + Sync;
 
+    /// The device's `ethtool_ops`, if any (see [`crate::net::ethtool`]).
+    const ETHTOOL: Option<&'static kernel::bindings::ethtool_ops> = None;
+
     /// Brings the interface up (`ndo_open`).
     fn open(dev: &Device<Self>) -> Result;
 
@@ -376,6 +379,7 @@ impl<T: Operations> Registration<T> {
                 raw,
                 parent_raw,
                 ops,
+                T::ETHTOOL.map_or(core::ptr::null(), |e| core::ptr::from_ref(e).cast()),
                 cfg.mac.as_ptr(),
                 cfg.mtu,
                 cfg.min_mtu,
