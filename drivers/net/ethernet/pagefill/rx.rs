@@ -145,6 +145,14 @@ impl RxState {
             let Ok(cqe) = rings.cq_read(self.head) else {
                 break;
             };
+            // A buffer's frames go up together: leave it for the next poll
+            // if they would overrun this poll's budget.
+            if cqe.kind == rx_kind::DATA
+                && res.work > 0
+                && res.work + i32::from(cqe.frames) > budget
+            {
+                break;
+            }
             self.head = self.head.wrapping_add(1);
             res.work += self.completion(dev, napi, rings, &cqe, &mut res.xon).max(1);
         }
