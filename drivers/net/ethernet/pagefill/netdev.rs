@@ -30,7 +30,7 @@ use crate::net::napi::{Napi, Poll};
 use crate::net::netdev::{Device, Operations, Stats64, TxOutcome};
 use crate::net::skb::SkBuff;
 use crate::rings::Rings;
-use crate::rx::RxState;
+use crate::rx::{RxBuffers, RxState};
 use crate::tx::{TxState, Xmit};
 
 /// The interface's per-device data.
@@ -117,8 +117,11 @@ impl Operations for PagefillNetdev {
         let data = dev.data();
         let bar = data.bar.try_access().ok_or(ENODEV)?;
         hw::reset(&bar)?;
-        data.tx.lock().start()?;
-        data.rx.lock().start(dev, &data.napi, &data.rings)?;
+        // Allocations may sleep: they happen before the locks are taken.
+        let slots = TxState::new_slots()?;
+        data.tx.lock().install(slots);
+        let buffers = RxBuffers::new(dev, &data.napi, &data.rings)?;
+        data.rx.lock().install(buffers);
         let started = data
             .napi
             .start(dev, data.irq, c"pagefill")
@@ -130,8 +133,12 @@ impl Operations for PagefillNetdev {
                 data.misc.release();
                 data.napi.stop();
                 let _ = hw::reset(&bar);
-                data.rx.lock().stop(&data.rings);
-                data.tx.lock().stop(dev);
+                // Separate statements: the guards go before what they
+                // hand back is dropped.
+                let buffers = data.rx.lock().take(&data.rings);
+                drop(buffers);
+                let slots = data.tx.lock().stop(dev);
+                drop(slots);
                 return Err(e);
             }
         };
@@ -160,8 +167,12 @@ impl Operations for PagefillNetdev {
             Err(e) if e != ENODEV => Err(e),
             _ => Ok(()),
         };
-        data.rx.lock().stop(&data.rings);
-        data.tx.lock().stop(dev);
+        // Destroying the pool may sleep: drop what the locks hand back after
+        // they are released.
+        let buffers = data.rx.lock().take(&data.rings);
+        drop(buffers);
+        let slots = data.tx.lock().stop(dev);
+        drop(slots);
         reset
     }
 

@@ -44,6 +44,40 @@ pub(crate) struct RxStats {
     pub(crate) alloc_failed: u64,
 }
 
+/// The pool and the pages posted in the default group's node table: made
+/// and dropped outside the receive lock, since creating and destroying a
+/// pool may sleep.
+pub(crate) struct RxBuffers {
+    // Dropped in this order: the pages go back to the pool before it goes.
+    slots: KVec<Slot>,
+    pool: PagePool,
+}
+
+impl RxBuffers {
+    /// Creates the pool and posts a page for every source node.
+    pub(crate) fn new<T: crate::net::netdev::Operations>(
+        dev: &Device<T>,
+        napi: &Napi,
+        rings: &Rings,
+    ) -> Result<Self> {
+        rings.clear()?;
+        let pool = PagePool::new(dev, napi, POOL_SIZE)?;
+        let mut slots = KVec::with_capacity(abi::MAX_NODES, GFP_KERNEL)?;
+        for node in 0..abi::MAX_NODES {
+            let page = pool.alloc().ok_or(ENOMEM)?;
+            rings.post(node, page.dma_addr())?;
+            slots.push(
+                Slot {
+                    posted: Some(page),
+                    device: None,
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        Ok(Self { slots, pool })
+    }
+}
+
 /// What the receive path owns while the interface is up.
 pub(crate) struct RxState {
     pool: Option<PagePool>,
@@ -70,39 +104,19 @@ impl RxState {
         }
     }
 
-    /// Creates the pool and posts a page for every source node.
-    pub(crate) fn start<T: crate::net::netdev::Operations>(
-        &mut self,
-        dev: &Device<T>,
-        napi: &Napi,
-        rings: &Rings,
-    ) -> Result {
-        rings.clear()?;
-        let pool = PagePool::new(dev, napi, POOL_SIZE)?;
-        let mut slots = KVec::with_capacity(abi::MAX_NODES, GFP_KERNEL)?;
-        for node in 0..abi::MAX_NODES {
-            let page = pool.alloc().ok_or(ENOMEM)?;
-            rings.post(node, page.dma_addr())?;
-            slots.push(
-                Slot {
-                    posted: Some(page),
-                    device: None,
-                },
-                GFP_KERNEL,
-            )?;
-        }
-        self.slots = slots;
-        self.pool = Some(pool);
+    /// Starts receiving into `buffers` from completion 0.
+    pub(crate) fn install(&mut self, buffers: RxBuffers) {
+        self.slots = buffers.slots;
+        self.pool = Some(buffers.pool);
         self.head = 0;
-        Ok(())
     }
 
-    /// Returns every page (the device was reset, so it holds none) and
-    /// the pool.
-    pub(crate) fn stop(&mut self, rings: &Rings) {
+    /// Takes every page (the device was reset, so it holds none) and the
+    /// pool back, for the caller to drop outside the lock.
+    pub(crate) fn take(&mut self, rings: &Rings) -> Option<RxBuffers> {
         let _ = rings.clear();
-        self.slots.clear();
-        self.pool = None;
+        let slots = core::mem::take(&mut self.slots);
+        self.pool.take().map(|pool| RxBuffers { slots, pool })
     }
 
     /// Posts a fresh page in `node`'s entry if it is empty.

@@ -55,28 +55,35 @@ impl TxState {
         }
     }
 
-    pub(crate) fn start(&mut self) -> Result {
+    /// The ring's empty slots; made outside the transmit lock (it
+    /// allocates, which may sleep).
+    pub(crate) fn new_slots() -> Result<KVec<Option<TxMapped>>> {
         let mut slots = KVec::with_capacity(RING as usize, GFP_KERNEL)?;
         for _ in 0..RING {
             slots.push(None, GFP_KERNEL)?;
         }
+        Ok(slots)
+    }
+
+    /// Starts transmitting from descriptor 0 with `slots`.
+    pub(crate) fn install(&mut self, slots: KVec<Option<TxMapped>>) {
         self.slots = slots;
         self.tail = 0;
         self.clean = 0;
-        Ok(())
     }
 
     /// Unmaps and frees every frame still in the ring (the device was reset
-    /// or disabled, so it reads none of them any more).
-    pub(crate) fn stop<T: Operations>(&mut self, dev: &Device<T>) {
+    /// or disabled, so it reads none of them any more) and returns the slots
+    /// for the caller to free outside the lock.
+    pub(crate) fn stop<T: Operations>(&mut self, dev: &Device<T>) -> KVec<Option<TxMapped>> {
         for slot in self.slots.iter_mut() {
             if let Some(frame) = slot.take() {
                 frame.unmap(dev);
                 self.stats.dropped += 1;
             }
         }
-        self.slots.clear();
         dev.tx_reset();
+        core::mem::take(&mut self.slots)
     }
 
     /// Queues a frame for the device.
