@@ -22,6 +22,8 @@ struct net_device_ops;
 struct ethtool_ops;
 
 void *pagefill_netdev_priv(const struct net_device *dev);
+void pagefill_local_bh_disable(void);
+void pagefill_local_bh_enable(void);
 void pagefill_netif_tx_start_all_queues(struct net_device *dev);
 void pagefill_netif_tx_disable(struct net_device *dev);
 void pagefill_dev_kfree_skb_any(struct sk_buff *skb);

@@ -39,6 +39,22 @@ pub(crate) struct Identity {
     pub(crate) link_mbps: u32,
 }
 
+/// Resets the NIC behind a revocable mapping and waits until it says the
+/// reset is done. Each access holds the mapping only for itself: the wait
+/// sleeps, which it may not do inside the mapping's RCU read section.
+pub(crate) fn reset_revocable(bar: &pci::DevresBar<{ abi::BAR0_SIZE }>) -> Result {
+    bar.try_access()
+        .ok_or(ENODEV)?
+        .write32(abi::ctrl::RESET, abi::reg::CTRL);
+    read_poll_timeout(
+        || Ok(bar.try_access().ok_or(ENODEV)?.read32(abi::reg::CTRL)),
+        |ctrl: &u32| *ctrl & abi::ctrl::RESET == 0,
+        Delta::from_micros(10),
+        Delta::from_millis(100),
+    )?;
+    Ok(())
+}
+
 /// Resets the NIC and waits until it says the reset is done.
 pub(crate) fn reset(bar: &Bar0<'_>) -> Result {
     bar.write32(abi::ctrl::RESET, abi::reg::CTRL);

@@ -24,6 +24,7 @@ use kernel::{
 
 use crate::abi;
 use crate::hw;
+use crate::net::bh;
 use crate::net::ethtool::{EthtoolOps, EthtoolTable};
 use crate::net::irq::{DeviceIrq, Handler};
 use crate::net::napi::{Napi, Poll};
@@ -81,10 +82,9 @@ impl NetdevData {
         }? Error)
     }
 
-    /// Resets the device: it stops and hands back every buffer.
+    /// Resets the device: it stops and hands back every buffer. May sleep.
     pub(crate) fn reset(&self) -> Result {
-        let bar = self.bar.try_access().ok_or(ENODEV)?;
-        hw::reset(&bar)
+        hw::reset_revocable(&self.bar)
     }
 }
 
@@ -115,44 +115,50 @@ impl Operations for PagefillNetdev {
 
     fn open(dev: &Device<Self>) -> Result {
         let data = dev.data();
-        let bar = data.bar.try_access().ok_or(ENODEV)?;
-        hw::reset(&bar)?;
-        // Allocations may sleep: they happen before the locks are taken.
+        data.reset()?;
+        // Allocations and interrupt requests may sleep: they happen before
+        // the locks are taken and outside the registers' RCU read section.
         let slots = TxState::new_slots()?;
-        data.tx.lock().install(slots);
+        bh::disabled(|| data.tx.lock().install(slots));
         let buffers = RxBuffers::new(dev, &data.napi, &data.rings)?;
-        data.rx.lock().install(buffers);
+        bh::disabled(|| data.rx.lock().install(buffers));
         let started = data
             .napi
             .start(dev, data.irq, c"pagefill")
             .and_then(|()| data.misc.request(dev, data.misc_irq, c"pagefill-misc"))
-            .and_then(|()| data.rings.enable(&bar));
+            .and_then(|()| {
+                let bar = data.bar.try_access().ok_or(ENODEV)?;
+                let status = data.rings.enable(&bar)?;
+                bar.write32(
+                    abi::arm::RX | abi::arm::TX,
+                    abi::reg::queue(0, abi::reg::Q_ARM),
+                );
+                Ok(status)
+            });
         let status = match started {
             Ok(s) => s,
             Err(e) => {
                 data.misc.release();
                 data.napi.stop();
-                let _ = hw::reset(&bar);
+                let _ = data.reset();
                 // Separate statements: the guards go before what they
                 // hand back is dropped.
-                let buffers = data.rx.lock().take(&data.rings);
+                let buffers = bh::disabled(|| data.rx.lock().take(&data.rings));
                 drop(buffers);
-                let slots = data.tx.lock().stop(dev);
+                let slots = bh::disabled(|| data.tx.lock().stop(dev));
                 drop(slots);
                 return Err(e);
             }
         };
-        bar.write32(
-            abi::arm::RX | abi::arm::TX,
-            abi::reg::queue(0, abi::reg::Q_ARM),
-        );
         if status & abi::status::LINK_UP != 0 {
             dev.carrier_on();
         }
         dev.tx_start_all_queues();
         // Link changes from here on come by the misc vector (at once, if
         // one is already pending).
-        bar.write32(1, abi::reg::MISC_ARM);
+        if let Some(bar) = data.bar.try_access() {
+            bar.write32(1, abi::reg::MISC_ARM);
+        }
         Ok(())
     }
 
@@ -169,9 +175,9 @@ impl Operations for PagefillNetdev {
         };
         // Destroying the pool may sleep: drop what the locks hand back after
         // they are released.
-        let buffers = data.rx.lock().take(&data.rings);
+        let buffers = bh::disabled(|| data.rx.lock().take(&data.rings));
         drop(buffers);
-        let slots = data.tx.lock().stop(dev);
+        let slots = bh::disabled(|| data.tx.lock().stop(dev));
         drop(slots);
         reset
     }
@@ -194,10 +200,10 @@ impl Operations for PagefillNetdev {
     }
 
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64<'_>) {
-        let rx = dev.data().rx.lock().stats;
+        let rx = bh::disabled(|| dev.data().rx.lock().stats);
         stats.add_rx(rx.packets, rx.bytes, rx.dropped);
         stats.add_rx_errors(rx.bad);
-        let tx = dev.data().tx.lock().stats;
+        let tx = bh::disabled(|| dev.data().tx.lock().stats);
         stats.add_tx(tx.packets, tx.bytes, tx.dropped);
     }
 }
@@ -225,8 +231,8 @@ impl EthtoolOps for PagefillNetdev {
 
     fn stats(dev: &Device<Self>, out: &mut [u64]) {
         let data = dev.data();
-        let rx = data.rx.lock().stats;
-        let tx = data.tx.lock().stats;
+        let rx = bh::disabled(|| data.rx.lock().stats);
+        let tx = bh::disabled(|| data.tx.lock().stats);
         let values = [
             rx.packets,
             rx.bytes,

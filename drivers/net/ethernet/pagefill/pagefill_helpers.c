@@ -4,6 +4,7 @@
  * Rust code calls. See include/pagefill/helpers.h.
  */
 
+#include <linux/bottom_half.h>
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
@@ -200,6 +201,16 @@ void pagefill_skb_put_data(struct sk_buff *skb, const void *data,
 			   unsigned int len)
 {
 	skb_put_data(skb, data, len);
+}
+
+void pagefill_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void pagefill_local_bh_enable(void)
+{
+	local_bh_enable();
 }
 
 bool pagefill_napi_schedule(struct napi_struct *napi)

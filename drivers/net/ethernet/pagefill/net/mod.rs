@@ -4,6 +4,7 @@
 //! driver's logic so they can move to `rust/kernel/net/` later. All of the
 //! driver's `unsafe` is in here.
 
+pub(crate) mod bh;
 pub(crate) mod ethtool;
 pub(crate) mod irq;
 pub(crate) mod napi;
