@@ -11,6 +11,9 @@ flavour=${1:-fast}
 kdir=$("$PF_TOP/scripts/build-kernel.sh" "$flavour")
 out=$PF_CACHE/module/$(basename "$kdir")
 mkdir -p "$out"
+# One build at a time per kernel: runs from several checkouts share the folder.
+exec 9>"$out.lock"
+flock 9
 "$PF_TOP/scripts/in-root.sh" rsync -a --delete --filter=':- .gitignore' --exclude=.git --exclude=/target \
 	--include=/Kbuild --include='/drivers/***' --include='/include/***' --exclude='/*' \
 	"$PF_TOP/" "$out/src/"

@@ -14,16 +14,7 @@ for bdf in $(pf_nics); do
 	echo "  $bdf  driver=$(basename "$(readlink /sys/bus/pci/devices/$bdf/driver)")  netdev=$(ls /sys/bus/pci/devices/$bdf/net)"
 done
 dmesg | grep 'pagefill NIC'
-set -- $(pf_nics)
-a=$(ls "/sys/bus/pci/devices/$1/net")
-b=$(ls "/sys/bus/pci/devices/$2/net")
-ip netns add peer
-ip link set "$b" netns peer
-ip addr add 192.0.2.1/24 dev "$a"
-ip link set "$a" up
-ip -n peer addr add 192.0.2.2/24 dev "$b"
-ip -n peer link set "$b" up
-ip -n peer link set lo up
+pf_pair
 echo "# ping from $a to $b (in netns peer):"
 ping -c 3 -i 0.2 192.0.2.2
 echo "# TCP, 4 MB, $a -> $b:"

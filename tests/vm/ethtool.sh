@@ -8,19 +8,11 @@
 ko=$1
 ktap_plan 4
 insmod "$ko"
-set -- $(pf_nics)
-bdf=$1
-a=$(ls "/sys/bus/pci/devices/$1/net")
-b=$(ls "/sys/bus/pci/devices/$2/net")
 # No IPv6 chatter: the counters must stand still while they are compared.
 sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-ip netns add peer
+pf_pair
 ip netns exec peer sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-ip link set "$b" netns peer
-ip addr add 192.0.2.1/24 dev "$a"
-ip link set "$a" up
-ip -n peer addr add 192.0.2.2/24 dev "$b"
-ip -n peer link set "$b" up
+bdf=$bdf_a
 ping -c 5 -i 0.2 -W 2 192.0.2.2 >/dev/null
 sleep 1
 

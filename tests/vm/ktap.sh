@@ -49,3 +49,20 @@ pf_kmemleak_clean() {
 	leaks=$(cat "$k")
 	[ -z "$leaks" ] || { echo "$leaks"; return 1; }
 }
+
+# pf_pair: the first two pagefill NICs as a pair of hosts on one fabric:
+# $a (192.0.2.1) stays here, $b (192.0.2.2) moves into network namespace
+# "peer"; both come up. Sets a, b and bdf_a.
+pf_pair() {
+	set -- $(pf_nics)
+	bdf_a=$1
+	a=$(ls "/sys/bus/pci/devices/$1/net")
+	b=$(ls "/sys/bus/pci/devices/$2/net")
+	ip netns add peer &&
+		ip link set "$b" netns peer &&
+		ip addr add 192.0.2.1/24 dev "$a" &&
+		ip link set "$a" up &&
+		ip -n peer addr add 192.0.2.2/24 dev "$b" &&
+		ip -n peer link set "$b" up &&
+		ip -n peer link set lo up
+}

@@ -9,15 +9,7 @@ ko=$1
 host="sh $(dirname "$0")/pf-host.sh"
 ktap_plan 5
 insmod "$ko"
-set -- $(pf_nics)
-a=$(ls "/sys/bus/pci/devices/$1/net")
-b=$(ls "/sys/bus/pci/devices/$2/net")
-ip netns add peer
-ip link set "$b" netns peer
-ip addr add 192.0.2.1/24 dev "$a"
-ip link set "$a" up
-ip -n peer addr add 192.0.2.2/24 dev "$b"
-ip -n peer link set "$b" up
+pf_pair
 carrier() { [ "$(cat /sys/class/net/$a/carrier)" = "$1" ]; }
 
 ktap_check "traffic flows before the flap" ping -c 3 -i 0.2 -W 2 192.0.2.2

@@ -8,18 +8,9 @@
 ko=$1
 ktap_plan 7
 insmod "$ko"
-set -- $(pf_nics)
-a=$(ls "/sys/bus/pci/devices/$1/net")
-b=$(ls "/sys/bus/pci/devices/$2/net")
-ip netns add peer
-ip link set "$b" netns peer
-ip addr add 192.0.2.1/24 dev "$a"
+pf_pair
 ip addr add 2001:db8::1/64 dev "$a" nodad
-ip link set "$a" up
-ip -n peer addr add 192.0.2.2/24 dev "$b"
 ip -n peer addr add 2001:db8::2/64 dev "$b" nodad
-ip -n peer link set "$b" up
-ip -n peer link set lo up
 
 ktap_check "ping 192.0.2.2 from the root namespace" ping -c 5 -i 0.2 -W 2 192.0.2.2
 ktap_check "ping 192.0.2.1 from the peer namespace" ip netns exec peer ping -c 5 -i 0.2 -W 2 192.0.2.1

@@ -14,16 +14,7 @@ ktap_plan 5
 
 setup() {
 	insmod "$ko" || return 1
-
-	set -- $(pf_nics)
-	a=$(ls "/sys/bus/pci/devices/$1/net")
-	b=$(ls "/sys/bus/pci/devices/$2/net")
-	ip netns add peer
-	ip link set "$b" netns peer
-	ip addr add 192.0.2.1/24 dev "$a"
-	ip link set "$a" up
-	ip -n peer addr add 192.0.2.2/24 dev "$b"
-	ip -n peer link set "$b" up
+	pf_pair || return 1
 	ping -c 3 -i 0.3 -W 2 192.0.2.2
 }
 ktap_check "load and pass traffic" setup
