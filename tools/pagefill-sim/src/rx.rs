@@ -221,13 +221,13 @@ impl Nic {
             self.counters.drop_bad_frame += 1;
             return;
         }
-        let node_table = match self.mem.read_u64(self.master + u64::from(group) * 8) {
-            Ok(0) => {
+        let node_table = match self.node_table(group) {
+            Some(0) => {
                 self.counters.drop_unjoined += 1;
                 return;
             }
-            Ok(t) => t,
-            Err(e) => return self.dma_failed("reading the master table", e),
+            Some(t) => t,
+            None => return,
         };
         let idx = stream_index(group, src);
         let mut s = self.rx.streams[idx]
@@ -240,6 +240,18 @@ impl Nic {
             self.place(&mut s, node_table, group, src, seq, eot, frame, now);
         }
         self.rx.streams[idx] = Some(s);
+    }
+
+    /// The master table's entry for `group`: its node table, or 0 if the
+    /// host has not joined it; `None` after a refused DMA read.
+    fn node_table(&mut self, group: u16) -> Option<u64> {
+        match self.mem.read_u64(self.master + u64::from(group) * 8) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.dma_failed("reading the master table", e);
+                None
+            }
+        }
     }
 
     fn hold(&mut self, s: &mut Stream, seq: u32, eot: bool, frame: &[u8]) {
@@ -474,9 +486,8 @@ impl Nic {
     }
 
     fn resume(&mut self, s: &mut Stream, group: u16, src: u8, now: Instant) {
-        let node_table = match self.mem.read_u64(self.master + u64::from(group) * 8) {
-            Ok(t) => t,
-            Err(e) => return self.dma_failed("reading the master table", e),
+        let Some(node_table) = self.node_table(group) else {
+            return;
         };
         if node_table == 0 {
             return;
