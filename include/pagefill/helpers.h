@@ -39,7 +39,8 @@ void pagefill_netif_napi_del(struct napi_struct *napi);
 struct net_device *pagefill_napi_dev(const struct napi_struct *napi);
 struct page_pool *pagefill_page_pool_create(struct net_device *dev,
 					    struct napi_struct *napi,
-					    unsigned int pool_size);
+					    unsigned int pool_size,
+					    unsigned int order);
 void pagefill_page_pool_put_full_page(struct page_pool *pool,
 				      struct page *page);
 void pagefill_page_pool_dma_sync_for_cpu(const struct page_pool *pool,
@@ -69,5 +70,14 @@ bool pagefill_napi_schedule(struct napi_struct *napi);
 void pagefill_skb_mark_for_recycle(struct sk_buff *skb);
 struct page *pagefill_page_pool_dev_alloc_pages(struct page_pool *pool);
 dma_addr_t pagefill_page_pool_get_dma_addr(const struct page *page);
+
+int pagefill_skb_add_pool_frag(struct sk_buff *skb, struct page *page,
+			       unsigned int off, unsigned int size,
+			       unsigned int truesize);
+void pagefill_netif_napi_set_irq(struct napi_struct *napi, int irq);
+const u8 *pagefill_skb_head(const struct sk_buff *skb, unsigned int *len);
+void pagefill_netdev_for_each_mc_addr(struct net_device *dev,
+				      void (*cb)(void *ctx, const u8 *addr),
+				      void *ctx);
 
 #endif /* _PAGEFILL_HELPERS_H */

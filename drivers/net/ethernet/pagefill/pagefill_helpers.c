@@ -79,16 +79,17 @@ struct net_device *pagefill_napi_dev(const struct napi_struct *napi)
 
 /*
  * The parameters sit in tagged struct groups that bindgen renders as
- * anonymous members; fill them here. Pages are order 0, DMA-mapped by the
+ * anonymous members; fill them here. Buffers are 2^order pages, DMA-mapped by the
  * pool for the device to write, synced for the device on recycle, and the
  * pool is tied to the NAPI instance that consumes them.
  */
 struct page_pool *pagefill_page_pool_create(struct net_device *dev,
 					    struct napi_struct *napi,
-					    unsigned int pool_size)
+					    unsigned int pool_size,
+					    unsigned int order)
 {
 	struct page_pool_params pp = {
-		.order = 0,
+		.order = order,
 		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
 		.pool_size = pool_size,
 		.nid = NUMA_NO_NODE,
@@ -96,7 +97,7 @@ struct page_pool *pagefill_page_pool_create(struct net_device *dev,
 		.napi = napi,
 		.netdev = dev,
 		.dma_dir = DMA_FROM_DEVICE,
-		.max_len = PAGE_SIZE,
+		.max_len = PAGE_SIZE << order,
 		.offset = 0,
 	};
 
@@ -231,4 +232,46 @@ struct page *pagefill_page_pool_dev_alloc_pages(struct page_pool *pool)
 dma_addr_t pagefill_page_pool_get_dma_addr(const struct page *page)
 {
 	return page_pool_get_dma_addr(page);
+}
+
+/*
+ * Attaches @size bytes at @off of pool page @page to @skb as its next
+ * fragment. The skb takes a pool reference of its own, so the page returns
+ * to the pool only when the driver and every skb holding a piece of it have
+ * let go.
+ */
+int pagefill_skb_add_pool_frag(struct sk_buff *skb, struct page *page,
+			       unsigned int off, unsigned int size,
+			       unsigned int truesize)
+{
+	int i = skb_shinfo(skb)->nr_frags;
+
+	if (i >= MAX_SKB_FRAGS)
+		return -EMSGSIZE;
+	page_pool_ref_page(page);
+	skb_add_rx_frag(skb, i, page, off, size, truesize);
+	skb_mark_for_recycle(skb);
+	return 0;
+}
+
+void pagefill_netif_napi_set_irq(struct napi_struct *napi, int irq)
+{
+	netif_napi_set_irq(napi, irq);
+}
+
+const u8 *pagefill_skb_head(const struct sk_buff *skb, unsigned int *len)
+{
+	*len = skb_headlen(skb);
+	return skb->data;
+}
+
+/* Calls @cb with each multicast address of @dev; under the address lock. */
+void pagefill_netdev_for_each_mc_addr(struct net_device *dev,
+				      void (*cb)(void *ctx, const u8 *addr),
+				      void *ctx)
+{
+	struct netdev_hw_addr *ha;
+
+	netdev_for_each_mc_addr(ha, dev)
+		cb(ctx, ha->addr);
 }

@@ -19,6 +19,7 @@ use kernel::{
 #[path = "../../../../include/pagefill/abi.rs"]
 mod abi;
 mod ffi;
+mod groups;
 mod hw;
 // The abstraction layer is written as the public API it would be in
 // `rust/kernel/net/`, and is a library for the whole data path: parts of it

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The host memory the NIC shares with the driver: the master table, the
-//! default group's node table, the completion ring, the transmit ring and
-//! the queue status block, allocated once at probe as coherent DMA memory.
+//! node tables of the groups the interface joins, the completion ring, the
+//! transmit ring and the queue status block, allocated once at probe as
+//! coherent DMA memory.
 //!
-//! The driver programs their addresses when the interface opens; a reset on
-//! stop hands everything back to the host before the next open.
+//! Node tables come from one block of [`MAX_JOINED`] tables (256 bytes
+//! each): a joined group takes one, an unjoined group costs only its master
+//! entry. The driver programs the addresses when the interface opens; a
+//! reset on stop hands everything back to the host before the next open.
 
 use kernel::{
     device::{Bound, Device},
@@ -19,10 +22,12 @@ use crate::hw::Bar0;
 
 /// Completion ring entries, as a power of two.
 pub(crate) const CQ_SHIFT: u32 = 10;
-/// Transmit ring entries, as a power of two.
-pub(crate) const TX_SHIFT: u32 = 9;
-/// The group a freshly loaded NIC joins and transmits to.
-pub(crate) const DEFAULT_GROUP: u16 = 0;
+/// Transmit ring entries by default, as a power of two.
+pub(crate) const TX_SHIFT_DEFAULT: u32 = 9;
+/// Largest transmit ring the driver allocates, as a power of two.
+pub(crate) const TX_SHIFT_MAX: u32 = 12;
+/// Groups an interface can join at once: node tables allocated at probe.
+pub(crate) const MAX_JOINED: usize = 64;
 /// The MSI-X vector of queue 0 (0 is the misc vector).
 const QUEUE0_VECTOR: u32 = 1;
 
@@ -32,11 +37,14 @@ const CQE_WORDS: usize = abi::rx_cqe::SIZE / 8;
 /// The shared memory of one NIC.
 pub(crate) struct Rings {
     master: Coherent<[u64]>,
-    default_group: Coherent<[u64]>,
+    /// [`MAX_JOINED`] node tables of [`abi::MAX_NODES`] entries each.
+    tables: Coherent<[u64]>,
     /// Completion entries as 64-bit words, little endian as the device
     /// writes them (the driver targets little-endian hosts; see
     /// [`RawCqe`]).
     cq: Coherent<[u64]>,
+    /// Room for `1 << TX_SHIFT_MAX` descriptors; the configured ring uses
+    /// the start of it.
     tx: Coherent<[u64]>,
     qsb: Coherent<[u32]>,
 }
@@ -60,15 +68,20 @@ impl Rings {
     pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
         Ok(Self {
             master: Coherent::zeroed_slice(dev, abi::MAX_GROUPS, GFP_KERNEL)?,
-            default_group: Coherent::zeroed_slice(dev, abi::MAX_NODES, GFP_KERNEL)?,
+            tables: Coherent::zeroed_slice(dev, MAX_JOINED * abi::MAX_NODES, GFP_KERNEL)?,
             cq: Coherent::zeroed_slice(dev, CQE_WORDS << CQ_SHIFT, GFP_KERNEL)?,
-            tx: Coherent::zeroed_slice(dev, (abi::tx_desc::SIZE / 8) << TX_SHIFT, GFP_KERNEL)?,
+            tx: Coherent::zeroed_slice(
+                dev,
+                (abi::tx_desc::SIZE / 8) << TX_SHIFT_MAX,
+                GFP_KERNEL,
+            )?,
             qsb: Coherent::zeroed_slice(dev, abi::qsb::SIZE / 4, GFP_KERNEL)?,
         })
     }
 
     /// Clears what a previous run left: completions (a reset device starts
-    /// again at entry 0, phase 1), the status block and the node table.
+    /// again at entry 0, phase 1), the status block, the master table and
+    /// every node table.
     pub(crate) fn clear(&self) -> Result {
         for i in 0..self.cq.len() {
             io_write!(&self.cq, [try: i], 0);
@@ -76,18 +89,48 @@ impl Rings {
         for i in 0..self.qsb.len() {
             io_write!(&self.qsb, [try: i], 0);
         }
-        for n in 0..abi::MAX_NODES {
-            self.post(n, 0)?;
+        for i in 0..self.master.len() {
+            io_write!(&self.master, [try: i], 0);
+        }
+        for i in 0..self.tables.len() {
+            io_write!(&self.tables, [try: i], 0);
         }
         Ok(())
     }
 
-    /// Writes buffer `addr` into source node `node`'s entry of the default
-    /// group's node table (0 empties it).
-    pub(crate) fn post(&self, node: usize, addr: u64) -> Result {
-        io_write!(&self.default_group, [try: node], addr);
+    /// Points group `group`'s master entry at node table `table` (joins
+    /// the group), or with `None` clears it (the device stops looking).
+    pub(crate) fn set_master(&self, group: u16, table: Option<usize>) -> Result {
+        let addr = match table {
+            Some(t) if t < MAX_JOINED => {
+                self.tables.dma_address() + (t * abi::NODE_TABLE_BYTES) as u64
+            }
+            Some(_) => return Err(EINVAL),
+            None => 0,
+        };
+        io_write!(&self.master, [try: usize::from(group)], addr);
         Ok(())
     }
+
+    /// Writes buffer `addr` into source node `node`'s entry of node table
+    /// `table` (0 empties it).
+    pub(crate) fn post(&self, table: usize, node: usize, addr: u64) -> Result {
+        if table >= MAX_JOINED || node >= abi::MAX_NODES {
+            return Err(EINVAL);
+        }
+        io_write!(&self.tables, [try: table * abi::MAX_NODES + node], addr);
+        Ok(())
+    }
+
+    /// Reads source node `node`'s entry of node table `table`: 0 once the
+    /// device took the buffer posted there.
+    pub(crate) fn entry(&self, table: usize, node: usize) -> Result<u64> {
+        if table >= MAX_JOINED || node >= abi::MAX_NODES {
+            return Err(EINVAL);
+        }
+        Ok(io_read!(&self.tables, [try: table * abi::MAX_NODES + node]))
+    }
+
 
     /// Whether completion `index` (free running) is new: its phase bit is
     /// the one the device writes in that pass over the ring.
@@ -119,10 +162,18 @@ impl Rings {
         })
     }
 
-    /// Writes transmit descriptor `index` (free running): one whole frame of
-    /// `len` bytes at `addr`, to `group`.
-    pub(crate) fn tx_write(&self, index: u32, addr: u64, len: u16, group: u16) -> Result {
-        let base = (index & ((1 << TX_SHIFT) - 1)) as usize * (abi::tx_desc::SIZE / 8);
+    /// Writes transmit descriptor `index` (free running) of a ring of
+    /// 2^`shift` entries: one whole frame of `len` bytes at `addr`, to
+    /// `group`.
+    pub(crate) fn tx_write(
+        &self,
+        index: u32,
+        shift: u32,
+        addr: u64,
+        len: u16,
+        group: u16,
+    ) -> Result {
+        let base = (index & ((1 << shift) - 1)) as usize * (abi::tx_desc::SIZE / 8);
         let flags = abi::tx_flags::SOF | abi::tx_flags::EOF;
         io_write!(&self.tx, [try: base], addr);
         let word = u64::from(len) | u64::from(group) << 16 | u64::from(flags) << 32;
@@ -141,17 +192,20 @@ impl Rings {
         Ok(())
     }
 
-    /// Programs the device with this memory and enables it; returns the
-    /// status register afterwards.
-    pub(crate) fn enable(&self, bar: &Bar0<'_>) -> Result<u32> {
-        // Join the default group: its node table in the master entry.
-        let group = usize::from(DEFAULT_GROUP);
-        io_write!(&self.master, [try: group], self.default_group.dma_address());
+    /// Programs the device with this memory, buffers of 2^`buf_shift`
+    /// bytes and a transmit ring of 2^`tx_shift` entries, and enables it;
+    /// returns the status register afterwards.
+    pub(crate) fn enable(&self, bar: &Bar0<'_>, buf_shift: u32, tx_shift: u32) -> Result<u32> {
+        if !(abi::MIN_RING_SHIFT..=TX_SHIFT_MAX).contains(&tx_shift)
+            || !(abi::MIN_BUF_SHIFT..=abi::MAX_BUF_SHIFT).contains(&buf_shift)
+        {
+            return Err(EINVAL);
+        }
         let lo_hi = |a: u64| (a as u32, (a >> 32) as u32);
         let (lo, hi) = lo_hi(self.master.dma_address());
         bar.write32(lo, abi::reg::MASTER_LO);
         bar.write32(hi, abi::reg::MASTER_HI);
-        bar.write32(abi::MIN_BUF_SHIFT, abi::reg::BUF_SHIFT);
+        bar.write32(buf_shift, abi::reg::BUF_SHIFT);
         bar.write32(1, abi::reg::NUM_QUEUES);
         let q = |r| abi::reg::queue(0, r);
         let (lo, hi) = lo_hi(self.cq.dma_address());
@@ -161,7 +215,7 @@ impl Rings {
         let (lo, hi) = lo_hi(self.tx.dma_address());
         bar.write32(lo, q(abi::reg::Q_TX_LO));
         bar.write32(hi, q(abi::reg::Q_TX_HI));
-        bar.write32(TX_SHIFT, q(abi::reg::Q_TX_SHIFT));
+        bar.write32(tx_shift, q(abi::reg::Q_TX_SHIFT));
         let (lo, hi) = lo_hi(self.qsb.dma_address());
         bar.write32(lo, q(abi::reg::Q_QSB_LO));
         bar.write32(hi, q(abi::reg::Q_QSB_HI));

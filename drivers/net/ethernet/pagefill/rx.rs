@@ -1,33 +1,70 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The receive path, the seed's design: a page per source node posted in the
-//! default group's node table ahead of need; the NIC packs frames into it and
-//! reports it; NAPI polls completions (by phase, no MMIO read), checks every
-//! field against what the driver posted, splits the page into skbs, refills
-//! the entry, and rings XON only for a stream the device reported starved.
+//! The receive path, the seed's design: for every joined group, a buffer
+//! per source node posted in the group's node table ahead of need; the NIC
+//! packs frames into it and reports it; NAPI polls completions (by phase, no
+//! MMIO read), checks every field against what the driver posted, splits the
+//! buffer into skbs, refills the entry, and rings XON only for a stream the
+//! device reported starved.
 //!
-//! Frames are copied out of the page into skbs (a copybreak for every
-//! size); the page returns to the pool at once. Fragments that reference the
-//! page come next.
+//! Frames up to [`COPYBREAK`] bytes are copied into a small skb. Larger ones
+//! get their headers copied into the linear part and their payload attached
+//! as a fragment that references the buffer, so one buffer serves many skbs
+//! and returns to the pool when the last of them is freed.
+//!
+//! The buffers the device can hold (posted or being filled) are limited by
+//! the ring size (`ethtool -G rx`). An entry that cannot get a buffer within
+//! the limit waits; buffers coming back go to waiting entries in turn, so a
+//! small ring makes streams starve (the device pauses their senders) but
+//! loses nothing.
 
 use kernel::prelude::*;
 
 use crate::abi::{self, record, rx_flags, rx_kind};
 use crate::net::napi::Napi;
-use crate::net::netdev::Device;
+use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::{PagePool, PoolPage};
-use crate::rings::{RawCqe, Rings, DEFAULT_GROUP};
+use crate::net::skb::SkBuff;
+use crate::rings::{RawCqe, Rings, MAX_JOINED};
 
-/// Pages the pool keeps ready.
-pub(crate) const POOL_SIZE: u32 = 256;
+/// Frames up to this size are copied; larger ones become fragments.
+pub(crate) const COPYBREAK: usize = 256;
+/// Most bytes of headers copied into the linear part of a fragment skb.
+const MAX_HEADER: usize = 256;
 
-/// One source node's pages in the default group.
+/// One source node's buffers in a joined group.
 #[derive(Default)]
 struct Slot {
-    /// In the node table entry, the device's to take.
+    /// Posted in the node table entry, the device's to take.
     posted: Option<PoolPage>,
     /// Taken by the device, being filled.
     device: Option<PoolPage>,
+}
+
+/// A joined group.
+struct Group {
+    id: u16,
+    /// Index of its node table in [`Rings`].
+    table: usize,
+    slots: [Slot; abi::MAX_NODES],
+    /// Nodes whose entry is empty and wants a buffer (bit per node).
+    waiting: u32,
+    /// Nodes the device reported starved that are owed an XON once their
+    /// entry has a buffer.
+    starved: u32,
+    /// Nodes refilled after starving: XON to ring (bit per node).
+    xon: u32,
+    /// Left: the device no longer reads the table; the group goes once the
+    /// device has handed back every buffer it held.
+    leaving: bool,
+}
+
+impl Group {
+    fn holds_nothing(&self) -> bool {
+        self.slots
+            .iter()
+            .all(|s| s.posted.is_none() && s.device.is_none())
+    }
 }
 
 /// Receive counters.
@@ -42,116 +79,258 @@ pub(crate) struct RxStats {
     pub(crate) starved: u64,
     pub(crate) xon: u64,
     pub(crate) alloc_failed: u64,
+    /// Frames copied whole into a small skb.
+    pub(crate) copybreak: u64,
+    /// Frames whose payload went up as a fragment of the buffer.
+    pub(crate) frags: u64,
+    /// Buffers taken from the pool and posted.
+    pub(crate) buf_alloc: u64,
+    /// Buffers handed back to the pool after their frames were split (they
+    /// recycle once the last skb holding a piece of them is freed).
+    pub(crate) buf_recycled: u64,
 }
 
-/// The pool and the pages posted in the default group's node table: made
-/// and dropped outside the receive lock, since creating and destroying a
-/// pool may sleep.
-pub(crate) struct RxBuffers {
-    // Dropped in this order: the pages go back to the pool before it goes.
-    slots: KVec<Slot>,
-    pool: PagePool,
+/// Receive settings, from ethtool.
+#[derive(Clone, Copy)]
+pub(crate) struct RxConfig {
+    /// Buffers the device may hold at once (posted or being filled).
+    pub(crate) ring: u32,
+    /// Buffer size as a power of two, 12 (a page) and up.
+    pub(crate) buf_shift: u32,
 }
 
-impl RxBuffers {
-    /// Creates the pool and posts a page for every source node.
-    pub(crate) fn new<T: crate::net::netdev::Operations>(
-        dev: &Device<T>,
-        napi: &Napi,
-        rings: &Rings,
-    ) -> Result<Self> {
-        rings.clear()?;
-        let pool = PagePool::new(dev, napi, POOL_SIZE)?;
-        let mut slots = KVec::with_capacity(abi::MAX_NODES, GFP_KERNEL)?;
-        for node in 0..abi::MAX_NODES {
-            let page = pool.alloc().ok_or(ENOMEM)?;
-            rings.post(node, page.dma_addr())?;
-            slots.push(
-                Slot {
-                    posted: Some(page),
-                    device: None,
-                },
-                GFP_KERNEL,
-            )?;
-        }
-        Ok(Self { slots, pool })
-    }
+impl RxConfig {
+    pub(crate) const DEFAULT: Self = Self {
+        ring: 1024,
+        buf_shift: abi::MIN_BUF_SHIFT,
+    };
+    pub(crate) const MIN_RING: u32 = 1;
+    pub(crate) const MAX_RING: u32 = 16384;
 }
 
 /// What the receive path owns while the interface is up.
 pub(crate) struct RxState {
     pool: Option<PagePool>,
-    slots: KVec<Slot>,
+    groups: KVec<Group>,
+    /// Table slots in use (bit per table).
+    tables_used: u64,
+    /// Buffers posted or held by the device.
+    outstanding: u32,
+    ring: u32,
+    /// Where the next search for a waiting entry starts (group index).
+    cursor: usize,
     /// Completions consumed, free running.
     head: u32,
+    /// The joined groups should be compared with the wanted ones again (a
+    /// group finished leaving, or a join had to wait for that).
+    resync: bool,
     pub(crate) stats: RxStats,
 }
 
-/// What a poll asks of the caller once the lock is dropped.
-pub(crate) struct PollResult {
-    pub(crate) work: i32,
-    /// Streams to ring XON for.
-    pub(crate) xon: KVec<u32>,
-}
+
+const _: () = assert!(MAX_JOINED <= 64);
 
 impl RxState {
     pub(crate) fn new() -> Self {
         Self {
             pool: None,
-            slots: KVec::new(),
+            groups: KVec::new(),
+            tables_used: 0,
+            outstanding: 0,
+            ring: RxConfig::DEFAULT.ring,
+            cursor: 0,
             head: 0,
+            resync: false,
             stats: RxStats::default(),
         }
     }
 
-    /// Starts receiving into `buffers` from completion 0.
-    pub(crate) fn install(&mut self, buffers: RxBuffers) {
-        self.slots = buffers.slots;
-        self.pool = Some(buffers.pool);
+    /// Starts receiving into `pool`'s buffers from completion 0, with at
+    /// most `ring` buffers with the device. `rings` must be cleared.
+    pub(crate) fn install(&mut self, pool: PagePool, ring: u32) {
+        self.pool = Some(pool);
+        self.groups.clear();
+        self.tables_used = 0;
+        self.outstanding = 0;
+        self.ring = ring;
+        self.cursor = 0;
         self.head = 0;
     }
 
-    /// Takes every page (the device was reset, so it holds none) and the
-    /// pool back, for the caller to drop outside the lock.
-    pub(crate) fn take(&mut self, rings: &Rings) -> Option<RxBuffers> {
+    /// Takes every buffer (the device was reset, so it holds none) and the
+    /// pool back, for the caller to drop outside the lock (destroying a pool
+    /// may sleep). The groups' buffers return to the pool here.
+    pub(crate) fn take(&mut self, rings: &Rings) -> Option<PagePool> {
         let _ = rings.clear();
-        let slots = core::mem::take(&mut self.slots);
-        self.pool.take().map(|pool| RxBuffers { slots, pool })
+        self.groups.clear();
+        self.tables_used = 0;
+        self.outstanding = 0;
+        self.pool.take()
     }
 
-    /// Posts a fresh page in `node`'s entry if it is empty.
-    fn refill(&mut self, rings: &Rings, node: usize) {
-        let Some(slot) = self.slots.get_mut(node) else {
+    /// Whether the interface is up: buffers can be posted.
+    pub(crate) fn running(&self) -> bool {
+        self.pool.is_some()
+    }
+
+    /// Asks for the groups to be synced again from NAPI.
+    pub(crate) fn want_resync(&mut self) {
+        self.resync = true;
+    }
+
+    /// Whether the groups should be synced again; clears the request.
+    pub(crate) fn take_resync(&mut self) -> bool {
+        core::mem::take(&mut self.resync)
+    }
+
+    /// Whether `group` is joined (and not being left).
+    pub(crate) fn joined(&self, group: u16) -> bool {
+        self.groups.iter().any(|g| g.id == group && !g.leaving)
+    }
+
+    /// The groups joined, in join order.
+    pub(crate) fn joined_groups(&self) -> impl Iterator<Item = u16> + '_ {
+        self.groups.iter().filter(|g| !g.leaving).map(|g| g.id)
+    }
+
+    /// Joins `group`: takes a node table, posts a buffer for every source
+    /// node (within the ring limit; the others wait), then publishes the
+    /// table in the master entry. Callable in atomic context.
+    pub(crate) fn join(&mut self, rings: &Rings, group: u16) -> Result {
+        if usize::from(group) >= abi::MAX_GROUPS || self.pool.is_none() {
+            return Err(EINVAL);
+        }
+        if self.groups.iter().any(|g| g.id == group) {
+            // Joined, or still handing buffers back after a leave: the
+            // caller tries again later.
+            return Err(EBUSY);
+        }
+        let table = (!self.tables_used).trailing_zeros() as usize;
+        if table >= MAX_JOINED {
+            return Err(ENOSPC);
+        }
+        for node in 0..abi::MAX_NODES {
+            rings.post(table, node, 0)?;
+        }
+        self.groups.push(
+            Group {
+                id: group,
+                table,
+                slots: Default::default(),
+                waiting: u32::MAX,
+                starved: 0,
+                xon: 0,
+                leaving: false,
+            },
+            GFP_ATOMIC,
+        )?;
+        self.tables_used |= 1 << table;
+        self.fill_waiting(rings);
+        rings.set_master(group, Some(table))
+    }
+
+    /// Leaves `group`, in two steps around the device: `unpublish` clears
+    /// the master entry; the caller then has the device flush the group
+    /// (after which it no longer reads the table) and calls
+    /// [`Self::reclaim`].
+    pub(crate) fn unpublish(&mut self, rings: &Rings, group: u16) -> Result {
+        let g = self
+            .groups
+            .iter_mut()
+            .find(|g| g.id == group && !g.leaving)
+            .ok_or(ENOENT)?;
+        g.leaving = true;
+        g.waiting = 0;
+        g.starved = 0;
+        g.xon = 0;
+        rings.set_master(group, None)
+    }
+
+    /// Second step of a leave: the device flushed `group` and reads its
+    /// table no more. Takes back the buffers still posted; the ones the
+    /// device holds come back with completions, and the group goes when the
+    /// last has.
+    pub(crate) fn reclaim(&mut self, rings: &Rings, group: u16) {
+        let Some(idx) = self
+            .groups
+            .iter()
+            .position(|g| g.id == group && g.leaving)
+        else {
             return;
         };
-        if slot.posted.is_some() {
-            return;
+        let g = &mut self.groups[idx];
+        for (node, slot) in g.slots.iter_mut().enumerate() {
+            // An empty entry whose buffer is still marked posted was taken
+            // by the device; the completion that says so is on its way.
+            if slot.posted.is_some() && rings.entry(g.table, node).unwrap_or(0) != 0 {
+                let _ = rings.post(g.table, node, 0);
+                slot.posted = None;
+                self.outstanding = self.outstanding.saturating_sub(1);
+            }
         }
-        match self.pool.as_ref().and_then(PagePool::alloc) {
-            Some(page) => {
-                if rings.post(node, page.dma_addr()).is_ok() {
-                    slot.posted = Some(page);
+        self.retire_if_done(idx);
+    }
+
+    /// Frees a leaving group's table once it holds no buffer.
+    fn retire_if_done(&mut self, idx: usize) {
+        let Some(g) = self.groups.get(idx) else {
+            return;
+        };
+        if g.leaving && g.holds_nothing() {
+            self.tables_used &= !(1u64 << g.table);
+            // Order does not matter: swap the last group into the gap.
+            let last = self.groups.len() - 1;
+            self.groups.swap(idx, last);
+            self.groups.truncate(last);
+            self.resync = true;
+        }
+    }
+
+    /// Posts buffers in waiting entries, round-robin over the groups, while
+    /// the ring limit allows; queues an XON for each that was starved.
+    fn fill_waiting(&mut self, rings: &Rings) {
+        let n = self.groups.len();
+        for i in 0..n {
+            let gi = (self.cursor + i) % n;
+            while self.groups[gi].waiting != 0 {
+                if self.outstanding >= self.ring {
+                    self.cursor = gi;
+                    return;
+                }
+                let Some(buf) = self.pool.as_ref().and_then(PagePool::alloc) else {
+                    // Counted; the next completion tries again.
+                    self.stats.alloc_failed += 1;
+                    self.cursor = gi;
+                    return;
+                };
+                let g = &mut self.groups[gi];
+                let node = g.waiting.trailing_zeros() as usize;
+                g.waiting &= !(1 << node);
+                if rings.post(g.table, node, buf.dma_addr()).is_err() {
+                    continue;
+                }
+                g.slots[node].posted = Some(buf);
+                self.outstanding += 1;
+                self.stats.buf_alloc += 1;
+                if g.starved & (1 << node) != 0 {
+                    g.starved &= !(1 << node);
+                    g.xon |= 1 << node;
                 }
             }
-            // The stream will starve and report it; the next completion
-            // tries again.
-            None => self.stats.alloc_failed += 1,
         }
+        self.cursor = if n == 0 { 0 } else { (self.cursor + 1) % n };
     }
 
     /// Processes completions until `budget` frames went up the stack.
-    pub(crate) fn poll<T: crate::net::netdev::Operations>(
+    pub(crate) fn poll<T: Operations>(
         &mut self,
         dev: &Device<T>,
         napi: &Napi,
         rings: &Rings,
         budget: i32,
-    ) -> PollResult {
-        let mut res = PollResult {
-            work: 0,
-            xon: KVec::new(),
-        };
-        while res.work < budget {
+    ) -> i32 {
+        let mut work = 0;
+        while work < budget {
             match rings.cq_ready(self.head) {
                 Ok(true) => {}
                 _ => break,
@@ -162,98 +341,135 @@ impl RxState {
             // A buffer's frames go up together: leave it for the next poll
             // if they would overrun this poll's budget.
             if cqe.kind == rx_kind::DATA
-                && res.work > 0
-                && res.work + i32::from(cqe.frames) > budget
+                && work > 0
+                && work + i32::from(cqe.frames) > budget
             {
                 break;
             }
             self.head = self.head.wrapping_add(1);
-            res.work += self.completion(dev, napi, rings, &cqe, &mut res.xon).max(1);
+            work += self.completion(dev, napi, rings, &cqe).max(1);
         }
+        self.fill_waiting(rings);
         let _ = rings.set_consumed(self.head);
-        res
+        work
+    }
+
+    /// Hands `ring` the stream id of every stream refilled after it
+    /// starved, to ring XON for, once each.
+    pub(crate) fn take_xons(&mut self, mut ring: impl FnMut(u32)) {
+        for g in self.groups.iter_mut() {
+            while g.xon != 0 {
+                let node = g.xon.trailing_zeros();
+                g.xon &= !(1 << node);
+                ring(abi::stream_id(g.id, node as u8));
+                self.stats.xon += 1;
+            }
+        }
     }
 
     /// Handles one completion; returns the frames delivered.
-    fn completion<T: crate::net::netdev::Operations>(
+    fn completion<T: Operations>(
         &mut self,
         dev: &Device<T>,
         napi: &Napi,
         rings: &Rings,
         cqe: &RawCqe,
-        xon: &mut KVec<u32>,
     ) -> i32 {
         let node = usize::from(cqe.node);
-        // Only the default group is joined, on queue 0.
-        if cqe.group != DEFAULT_GROUP || node >= self.slots.len() || cqe.queue != 0 {
+        let gi = self.groups.iter().position(|g| g.id == cqe.group);
+        let (Some(gi), true, 0) = (gi, node < abi::MAX_NODES, cqe.queue) else {
             self.stats.bad += 1;
             return 0;
-        }
+        };
+        let bit = 1u32 << node;
         let mut delivered = 0;
-        let starved = match cqe.kind {
+        match cqe.kind {
             rx_kind::CLAIM => {
-                let slot = &mut self.slots[node];
+                let slot = &mut self.groups[gi].slots[node];
                 let posted = slot.posted.as_ref().map(PoolPage::dma_addr);
                 if slot.device.is_some() || posted != Some(cqe.addr) {
                     self.stats.bad += 1;
                     return 0;
                 }
                 slot.device = slot.posted.take();
-                false
             }
             rx_kind::DATA => {
-                let slot = &mut self.slots[node];
+                let slot = &mut self.groups[gi].slots[node];
                 let held = slot.device.as_ref().map(PoolPage::dma_addr);
                 if held != Some(cqe.addr) {
                     self.stats.bad += 1;
                     return 0;
                 }
-                if let Some(page) = slot.device.take() {
-                    delivered = self.split(dev, napi, &page, cqe);
+                if let Some(buf) = slot.device.take() {
+                    delivered = self.split(dev, napi, &buf, cqe);
+                    // This reference goes back to the pool; fragments keep
+                    // their own.
+                    drop(buf);
+                    self.outstanding = self.outstanding.saturating_sub(1);
+                    self.stats.buf_recycled += 1;
                 }
-                // The page returns to the pool here; the frames were copied.
+                let g = &mut self.groups[gi];
                 if cqe.flags & rx_flags::NEXT_TAKEN != 0 {
-                    let slot = &mut self.slots[node];
+                    let slot = &mut g.slots[node];
                     if slot.posted.is_none() {
                         self.stats.bad += 1;
                     }
                     slot.device = slot.posted.take();
                 }
-                cqe.flags & rx_flags::STARVED != 0
+                if cqe.flags & rx_flags::STARVED != 0 {
+                    self.starved(gi, node);
+                }
             }
-            rx_kind::STARVED => true,
+            rx_kind::STARVED => self.starved(gi, node),
             _ => {
                 self.stats.bad += 1;
                 return 0;
             }
-        };
-        self.refill(rings, node);
-        if starved {
-            self.stats.starved += 1;
-            if xon
-                .push(abi::stream_id(cqe.group, cqe.node), GFP_ATOMIC)
-                .is_ok()
-            {
-                self.stats.xon += 1;
-            }
         }
+        let g = &mut self.groups[gi];
+        if g.leaving {
+            g.waiting = 0;
+            g.starved = 0;
+            g.xon = 0;
+            self.retire_if_done(gi);
+        } else if g.slots[node].posted.is_none() {
+            g.waiting |= bit;
+        }
+        self.fill_waiting(rings);
         delivered
     }
 
-    /// Splits a written page into skbs; returns the frames delivered.
-    fn split<T: crate::net::netdev::Operations>(
+    /// The device found `node`'s entry of group `gi` empty and paused the
+    /// sender: XON is owed once the entry has a buffer, at once if one was
+    /// posted since the device looked.
+    fn starved(&mut self, gi: usize, node: usize) {
+        self.stats.starved += 1;
+        let g = &mut self.groups[gi];
+        if g.leaving {
+            // The flush resumed the sender.
+            return;
+        }
+        if g.slots[node].posted.is_some() {
+            g.xon |= 1 << node;
+        } else {
+            g.starved |= 1 << node;
+        }
+    }
+
+    /// Splits a written buffer into skbs; returns the frames delivered.
+    fn split<T: Operations>(
         &mut self,
         dev: &Device<T>,
         napi: &Napi,
-        page: &PoolPage,
+        buf: &PoolPage,
         cqe: &RawCqe,
     ) -> i32 {
         let bytes = cqe.bytes as usize;
-        if bytes > kernel::page::PAGE_SIZE {
+        if bytes > buf.len() {
             self.stats.bad += 1;
             return 0;
         }
-        let data = page.data(bytes);
+        let data = buf.data(bytes);
         let mut off = 0;
         let mut frames = 0u16;
         while off + record::HEADER_SIZE <= data.len() {
@@ -271,13 +487,14 @@ impl RxState {
                 break;
             }
             frames += 1;
-            let skb = napi.alloc_skb(len as u32).and_then(|mut skb| {
-                skb.put_data(frame).ok()?;
-                skb.eth_type_trans(dev);
-                Some(skb)
-            });
+            let skb = if len <= COPYBREAK {
+                self.copy_frame(napi, frame)
+            } else {
+                self.frag_frame(dev, napi, buf, start, frame)
+            };
             match skb {
-                Some(skb) => {
+                Some(mut skb) => {
+                    skb.eth_type_trans(dev);
                     napi.gro_receive(skb);
                     self.stats.packets += 1;
                     self.stats.bytes += len as u64;
@@ -290,5 +507,35 @@ impl RxState {
             self.stats.bad += 1;
         }
         i32::from(frames)
+    }
+
+    /// A short frame, copied whole into a small skb.
+    fn copy_frame(&mut self, napi: &Napi, frame: &[u8]) -> Option<SkBuff> {
+        let mut skb = napi.alloc_skb(frame.len() as u32)?;
+        skb.put_data(frame).ok()?;
+        self.stats.copybreak += 1;
+        Some(skb)
+    }
+
+    /// A longer frame at `start` in `buf`: headers copied into the linear
+    /// part, the payload a fragment referencing the buffer.
+    fn frag_frame<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        napi: &Napi,
+        buf: &PoolPage,
+        start: usize,
+        frame: &[u8],
+    ) -> Option<SkBuff> {
+        let hlen = dev.eth_headlen(frame).clamp(abi::MIN_FRAME_LEN, MAX_HEADER);
+        let mut skb = napi.alloc_skb(hlen as u32)?;
+        skb.put_data(frame.get(..hlen)?).ok()?;
+        if hlen < frame.len() {
+            let truesize = record::size(frame.len()) as u32;
+            skb.add_pool_frag(buf, start + hlen..start + frame.len(), truesize)
+                .ok()?;
+        }
+        self.stats.frags += 1;
+        Some(skb)
     }
 }

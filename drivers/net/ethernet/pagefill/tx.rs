@@ -9,10 +9,8 @@ use kernel::prelude::*;
 use crate::abi;
 use crate::net::netdev::{Device, Operations};
 use crate::net::skb::{SkBuff, TxMapped};
-use crate::rings::{Rings, DEFAULT_GROUP, TX_SHIFT};
-
-/// Descriptors in the ring.
-const RING: u32 = 1 << TX_SHIFT;
+use crate::groups;
+use crate::rings::Rings;
 
 /// Transmit counters.
 #[derive(Default, Clone, Copy)]
@@ -32,6 +30,8 @@ pub(crate) struct TxState {
     tail: u32,
     /// Descriptors completed, free running.
     clean: u32,
+    /// Descriptors in the ring, as a power of two.
+    shift: u32,
     pub(crate) stats: TxStats,
 }
 
@@ -51,25 +51,33 @@ impl TxState {
             slots: KVec::new(),
             tail: 0,
             clean: 0,
+            shift: 0,
             stats: TxStats::default(),
         }
     }
 
-    /// The ring's empty slots; made outside the transmit lock (it
-    /// allocates, which may sleep).
-    pub(crate) fn new_slots() -> Result<KVec<Option<TxMapped>>> {
-        let mut slots = KVec::with_capacity(RING as usize, GFP_KERNEL)?;
-        for _ in 0..RING {
+    /// The empty slots of a ring of 2^`shift` descriptors; made outside
+    /// the transmit lock (it allocates, which may sleep).
+    pub(crate) fn new_slots(shift: u32) -> Result<KVec<Option<TxMapped>>> {
+        let n = 1usize << shift;
+        let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
             slots.push(None, GFP_KERNEL)?;
         }
         Ok(slots)
     }
 
-    /// Starts transmitting from descriptor 0 with `slots`.
+    /// Starts transmitting from descriptor 0 with `slots` (a power of two
+    /// of them, from [`Self::new_slots`]).
     pub(crate) fn install(&mut self, slots: KVec<Option<TxMapped>>) {
+        self.shift = slots.len().trailing_zeros();
         self.slots = slots;
         self.tail = 0;
         self.clean = 0;
+    }
+
+    fn ring(&self) -> u32 {
+        1 << self.shift
     }
 
     /// Unmaps and frees every frame still in the ring (the device was reset
@@ -93,7 +101,7 @@ impl TxState {
         rings: &Rings,
         mut skb: SkBuff,
     ) -> Xmit {
-        if self.slots.is_empty() || self.tail.wrapping_sub(self.clean) >= RING {
+        if self.slots.is_empty() || self.tail.wrapping_sub(self.clean) >= self.ring() {
             dev.tx_stop();
             return Xmit::Busy(skb);
         }
@@ -104,6 +112,7 @@ impl TxState {
             self.stats.dropped += 1;
             return Xmit::Dropped;
         }
+        let group = groups::tx_group(skb.head());
         let frame = match skb.map_for_tx(dev) {
             Ok(f) => f,
             Err((_, skb)) => {
@@ -114,17 +123,18 @@ impl TxState {
         };
         let idx = self.tail;
         if rings
-            .tx_write(idx, frame.dma_addr(), len as u16, DEFAULT_GROUP)
+            .tx_write(idx, self.shift, frame.dma_addr(), len as u16, group)
             .is_err()
         {
             frame.unmap(dev);
             self.stats.dropped += 1;
             return Xmit::Dropped;
         }
-        self.slots[(idx % RING) as usize] = Some(frame);
+        let slot = (idx & (self.ring() - 1)) as usize;
+        self.slots[slot] = Some(frame);
         self.tail = idx.wrapping_add(1);
         dev.tx_sent(len);
-        if self.tail.wrapping_sub(self.clean) >= RING {
+        if self.tail.wrapping_sub(self.clean) >= self.ring() {
             dev.tx_stop();
         }
         Xmit::Queued(self.tail)
@@ -143,9 +153,10 @@ impl TxState {
         }
         let (mut pkts, mut bytes) = (0u32, 0u32);
         while self.clean != done {
+            let slot = (self.clean & (self.ring() - 1)) as usize;
             if let Some(frame) = self
                 .slots
-                .get_mut((self.clean % RING) as usize)
+                .get_mut(slot)
                 .and_then(Option::take)
             {
                 pkts += 1;
@@ -158,7 +169,7 @@ impl TxState {
             self.stats.packets += u64::from(pkts);
             self.stats.bytes += u64::from(bytes);
             dev.tx_completed(pkts, bytes);
-            if dev.tx_stopped() && self.tail.wrapping_sub(self.clean) < RING / 2 {
+            if dev.tx_stopped() && self.tail.wrapping_sub(self.clean) < self.ring() / 2 {
                 dev.tx_wake();
             }
         }

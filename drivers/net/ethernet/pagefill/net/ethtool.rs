@@ -7,7 +7,9 @@
 use core::marker::PhantomData;
 
 use kernel::{
+    error::from_result,
     ffi::{c_char, c_int},
+    prelude::*,
     str::CStr, //
 };
 
@@ -28,7 +30,49 @@ pub trait EthtoolOps: Operations {
     const STATS: &'static [&'static CStr];
     /// Fills `out` (`STATS.len()` values) with the statistics.
     fn stats(dev: &Device<Self>, out: &mut [u64]);
+    /// Ring sizes and their limits, for `ethtool -g`.
+    fn rings(dev: &Device<Self>) -> Rings;
+    /// Sets the ring sizes of `ethtool -G` (limits already checked by the
+    /// core against [`Self::rings`]).
+    fn set_rings(dev: &Device<Self>, rings: &Rings) -> Result;
+    /// Coalescing, for `ethtool -c`.
+    fn coalesce(dev: &Device<Self>) -> Coalesce;
+    /// Sets the coalescing of `ethtool -C` (only the parameters in
+    /// `COALESCE_SUPPORTED` reach the driver).
+    fn set_coalesce(dev: &Device<Self>, c: &Coalesce) -> Result;
+    /// Channels, for `ethtool -l`.
+    fn channels(dev: &Device<Self>) -> Channels;
+    /// Sets the channels of `ethtool -L` (within the maximum).
+    fn set_channels(dev: &Device<Self>, ch: &Channels) -> Result;
 }
+
+/// Ring sizes, as `ethtool -g` shows them.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Rings {
+    pub rx_max: u32,
+    pub rx: u32,
+    pub tx_max: u32,
+    pub tx: u32,
+    /// Receive buffer length in bytes (`rx-buf-len`); 0 leaves it as is.
+    pub rx_buf_len: u32,
+}
+
+/// Interrupt coalescing, as `ethtool -c` shows it.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Coalesce {
+    /// The longest a received frame waits before the device reports it.
+    pub rx_usecs: u32,
+}
+
+/// Channels (queue pairs with their interrupt), as `ethtool -l` shows them.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Channels {
+    pub max_combined: u32,
+    pub combined: u32,
+}
+
+/// `ETHTOOL_COALESCE_RX_USECS`.
+const COALESCE_RX_USECS: u32 = 1 << 0;
 
 /// Copies `src` into `dst` as a NUL-terminated string, truncated to fit.
 fn copy_cstr(dst: &mut [c_char], src: &CStr) {
@@ -138,7 +182,124 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         T::stats(dev, out);
     }
 
+    /// # Safety
+    ///
+    /// `dev` registered for `T`; the structures valid and writable.
+    unsafe extern "C" fn get_ringparam(
+        dev: *mut kernel::bindings::net_device,
+        ring: *mut kernel::bindings::ethtool_ringparam,
+        kring: *mut kernel::bindings::kernel_ethtool_ringparam,
+        _extack: *mut kernel::bindings::netlink_ext_ack,
+    ) {
+        // SAFETY: the ethtool core passes a registered device and valid
+        // structures.
+        let (dev, ring, kring) = unsafe { (Device::<T>::from_raw_ptr(dev), &mut *ring, &mut *kring) };
+        let r = T::rings(dev);
+        ring.rx_max_pending = r.rx_max;
+        ring.rx_pending = r.rx;
+        ring.tx_max_pending = r.tx_max;
+        ring.tx_pending = r.tx;
+        kring.rx_buf_len = r.rx_buf_len;
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Self::get_ringparam`].
+    unsafe extern "C" fn set_ringparam(
+        dev: *mut kernel::bindings::net_device,
+        ring: *mut kernel::bindings::ethtool_ringparam,
+        kring: *mut kernel::bindings::kernel_ethtool_ringparam,
+        _extack: *mut kernel::bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: as above; the core holds RTNL.
+        let (dev, ring, kring) = unsafe { (Device::<T>::from_raw_ptr(dev), &*ring, &*kring) };
+        let r = Rings {
+            rx_max: ring.rx_max_pending,
+            rx: ring.rx_pending,
+            tx_max: ring.tx_max_pending,
+            tx: ring.tx_pending,
+            rx_buf_len: kring.rx_buf_len,
+        };
+        from_result(|| T::set_rings(dev, &r).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// `dev` registered for `T`; the structures valid and writable.
+    unsafe extern "C" fn get_coalesce(
+        dev: *mut kernel::bindings::net_device,
+        c: *mut kernel::bindings::ethtool_coalesce,
+        _kc: *mut kernel::bindings::kernel_ethtool_coalesce,
+        _extack: *mut kernel::bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: the ethtool core passes a registered device and valid
+        // structures.
+        let (dev, c) = unsafe { (Device::<T>::from_raw_ptr(dev), &mut *c) };
+        c.rx_coalesce_usecs = T::coalesce(dev).rx_usecs;
+        0
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Self::get_coalesce`].
+    unsafe extern "C" fn set_coalesce(
+        dev: *mut kernel::bindings::net_device,
+        c: *mut kernel::bindings::ethtool_coalesce,
+        _kc: *mut kernel::bindings::kernel_ethtool_coalesce,
+        _extack: *mut kernel::bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: as above; the core holds RTNL.
+        let (dev, c) = unsafe { (Device::<T>::from_raw_ptr(dev), &*c) };
+        let c = Coalesce {
+            rx_usecs: c.rx_coalesce_usecs,
+        };
+        from_result(|| T::set_coalesce(dev, &c).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// `dev` registered for `T`; `ch` valid and writable.
+    unsafe extern "C" fn get_channels(
+        dev: *mut kernel::bindings::net_device,
+        ch: *mut kernel::bindings::ethtool_channels,
+    ) {
+        // SAFETY: the ethtool core passes a registered device and a valid
+        // structure.
+        let (dev, ch) = unsafe { (Device::<T>::from_raw_ptr(dev), &mut *ch) };
+        let c = T::channels(dev);
+        ch.max_combined = c.max_combined;
+        ch.combined_count = c.combined;
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Self::get_channels`].
+    unsafe extern "C" fn set_channels(
+        dev: *mut kernel::bindings::net_device,
+        ch: *mut kernel::bindings::ethtool_channels,
+    ) -> c_int {
+        // SAFETY: as above; the core holds RTNL and checked the counts
+        // against the maxima.
+        let (dev, ch) = unsafe { (Device::<T>::from_raw_ptr(dev), &*ch) };
+        if ch.rx_count != 0 || ch.tx_count != 0 || ch.other_count != 0 {
+            return EINVAL.to_errno();
+        }
+        let c = Channels {
+            max_combined: ch.max_combined,
+            combined: ch.combined_count,
+        };
+        from_result(|| T::set_channels(dev, &c).map(|()| 0))
+    }
+
     pub(crate) const TABLE: kernel::bindings::ethtool_ops = kernel::bindings::ethtool_ops {
+        supported_coalesce_params: COALESCE_RX_USECS,
+        supported_ring_params: kernel::bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_RX_BUF_LEN,
+        get_ringparam: Some(Self::get_ringparam),
+        set_ringparam: Some(Self::set_ringparam),
+        get_coalesce: Some(Self::get_coalesce),
+        set_coalesce: Some(Self::set_coalesce),
+        get_channels: Some(Self::get_channels),
+        set_channels: Some(Self::set_channels),
         get_drvinfo: Some(Self::get_drvinfo),
         get_link: Some(kernel::bindings::ethtool_op_get_link),
         get_link_ksettings: Some(Self::get_link_ksettings),

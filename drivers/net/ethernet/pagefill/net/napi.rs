@@ -54,6 +54,8 @@ pub struct Napi {
     #[pin]
     inner: Opaque<NapiStorage>,
     irq: AtomicU32,
+    /// The queue pair it serves while started.
+    queue: AtomicU32,
     #[pin]
     _pin: PhantomPinned,
 }
@@ -101,6 +103,7 @@ impl Napi {
         pin_init!(Self {
             inner <- Opaque::zeroed(),
             irq: AtomicU32::new(0),
+            queue: AtomicU32::new(0),
             _pin: PhantomPinned,
         })
     }
@@ -114,9 +117,17 @@ impl Napi {
         self.as_raw()
     }
 
-    /// Adds the instance to `dev`, enables it and requests interrupt `irq`
-    /// (named `name`) to schedule it.
-    pub fn start<T: Poll>(&self, dev: &Device<T>, irq: u32, name: &'static CStr) -> Result {
+    /// Adds the instance to `dev`, enables it, requests interrupt `irq`
+    /// (named `name`) to schedule it, and records it (with its interrupt)
+    /// as serving receive and transmit queue `queue`, which netlink reports
+    /// (`napi-get`, `queue-get`). Called under RTNL (`ndo_open`).
+    pub fn start<T: Poll>(
+        &self,
+        dev: &Device<T>,
+        irq: u32,
+        name: &'static CStr,
+        queue: u32,
+    ) -> Result {
         if irq == 0 || self.irq.load(Ordering::Acquire) != 0 {
             return Err(EINVAL);
         }
@@ -125,6 +136,7 @@ impl Napi {
         // the driver stops in `ndo_stop` (and `Drop` stops at the latest).
         unsafe {
             ffi::pagefill_netif_napi_add(dev.as_raw(), self.as_raw(), Some(poll::<T>));
+            ffi::pagefill_netif_napi_set_irq(self.as_raw(), irq as c_int);
             ffi::napi_enable(self.as_raw());
         }
         // SAFETY: the handler only schedules the NAPI, which stays started
@@ -147,8 +159,25 @@ impl Napi {
             }
             return Err(Error::from_errno(ret));
         }
+        // SAFETY: added to `dev` above; the caller holds RTNL; `queue` is
+        // one of the device's queues (the core ignores the call otherwise).
+        unsafe {
+            ffi::netif_queue_set_napi(
+                dev.as_raw(),
+                queue,
+                ffi::netdev_queue_type_NETDEV_QUEUE_TYPE_RX,
+                self.as_raw(),
+            );
+            ffi::netif_queue_set_napi(
+                dev.as_raw(),
+                queue,
+                ffi::netdev_queue_type_NETDEV_QUEUE_TYPE_TX,
+                self.as_raw(),
+            );
+        }
         // INVARIANT: added, enabled and with its interrupt.
         self.irq.store(irq, Ordering::Release);
+        self.queue.store(queue, Ordering::Release);
         Ok(())
     }
 
@@ -159,9 +188,19 @@ impl Napi {
         if irq == 0 {
             return;
         }
+        let queue = self.queue.load(Ordering::Acquire);
         // SAFETY: started (type invariant): the interrupt is ours with this
-        // cookie; after `free_irq` nothing schedules the NAPI any more.
+        // cookie; after `free_irq` nothing schedules the NAPI any more. The
+        // queues forget the instance first (RTNL is held: `ndo_stop`, or
+        // the device is being unregistered).
         unsafe {
+            let dev = ffi::pagefill_napi_dev(self.as_raw());
+            for ty in [
+                ffi::netdev_queue_type_NETDEV_QUEUE_TYPE_RX,
+                ffi::netdev_queue_type_NETDEV_QUEUE_TYPE_TX,
+            ] {
+                ffi::netif_queue_set_napi(dev, queue, ty, core::ptr::null_mut());
+            }
             kernel::bindings::free_irq(irq, self.as_raw().cast());
             ffi::napi_disable(self.as_raw());
             ffi::pagefill_netif_napi_del(self.as_raw());

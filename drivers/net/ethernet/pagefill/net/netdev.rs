@@ -13,7 +13,7 @@ use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
 use kernel::{
     device::{self, Bound},
     error::{from_result, to_result},
-    ffi::c_int,
+    ffi::{c_int, c_void},
     prelude::*,
     types::Opaque, //
 };
@@ -89,6 +89,45 @@ pub trait Operations: Sized + 'static {
     /// device's minimum and maximum.
     fn change_mtu(_dev: &Device<Self>, _mtu: u32) -> Result {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The multicast list or the receive flags changed
+    /// (`ndo_set_rx_mode`). Atomic context: the address lock is held, with
+    /// bottom halves off.
+    fn set_rx_mode(_dev: &Device<Self>, _mc: &McList<'_, Self>) {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// A device's multicast address list, readable while the core holds the
+/// address lock (in `ndo_set_rx_mode`).
+///
+/// # Invariants
+///
+/// The device's address lock is held for `'a`.
+pub struct McList<'a, T: Operations>(&'a Device<T>);
+
+impl<T: Operations> McList<'_, T> {
+    /// Calls `f` with each multicast address.
+    pub fn for_each<F: FnMut(&[u8; 6])>(&self, mut f: F) {
+        /// # Safety
+        ///
+        /// `ctx` must be the `F` passed below, `addr` an Ethernet address.
+        unsafe extern "C" fn call<F: FnMut(&[u8; 6])>(ctx: *mut c_void, addr: *const u8) {
+            // SAFETY: as documented; the address is `ETH_ALEN` bytes long
+            // and not changed while the address lock is held.
+            let (f, addr) = unsafe { (&mut *ctx.cast::<F>(), &*addr.cast::<[u8; 6]>()) };
+            f(addr)
+        }
+        // SAFETY: the address lock is held (type invariant), so the list is
+        // stable; `f` outlives the call.
+        unsafe {
+            ffi::pagefill_netdev_for_each_mc_addr(
+                self.0.as_raw(),
+                Some(call::<F>),
+                core::ptr::from_mut(&mut f).cast(),
+            )
+        }
     }
 }
 
@@ -201,6 +240,17 @@ impl<T: Operations> Device<T> {
         unsafe { ffi::pagefill_xmit_more() }
     }
 
+    /// Bytes of `frame`'s protocol headers (Ethernet, IP, transport) as the
+    /// flow dissector finds them: what a receive path puts in an skb's
+    /// linear part, leaving the payload in fragments.
+    pub fn eth_headlen(&self, frame: &[u8]) -> usize {
+        let len = frame.len().min(u32::MAX as usize) as u32;
+        // SAFETY: the device is valid (type invariant); the dissector reads
+        // at most `len` bytes of `frame`.
+        let hlen = unsafe { ffi::eth_get_headlen(self.as_raw(), frame.as_ptr().cast(), len) };
+        (hlen as usize).min(frame.len())
+    }
+
     /// The current MTU.
     pub fn mtu(&self) -> u32 {
         // SAFETY: the device is valid (type invariant).
@@ -284,7 +334,23 @@ impl<T: Operations> OpsTable<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// `dev` as for [`Self::open`], with its address lock held.
+    unsafe extern "C" fn set_rx_mode(dev: *mut kernel::bindings::net_device) {
+        // SAFETY: the core calls `ndo_set_rx_mode` with a registered device
+        // and its address lock held.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        // INVARIANT: the address lock is held for this call.
+        T::set_rx_mode(dev, &McList(dev));
+    }
+
     const TABLE: ffi::net_device_ops = ffi::net_device_ops {
+        ndo_set_rx_mode: if T::HAS_SET_RX_MODE {
+            Some(Self::set_rx_mode)
+        } else {
+            None
+        },
         ndo_open: Some(Self::open),
         ndo_stop: Some(Self::stop),
         ndo_start_xmit: Some(Self::start_xmit),

@@ -10,6 +10,7 @@ use kernel::{error::to_result, prelude::*};
 
 use crate::ffi;
 use crate::net::netdev::{Device, Operations};
+use crate::net::page_pool::PoolPage;
 
 /// An owned socket buffer; freed on drop.
 ///
@@ -77,6 +78,44 @@ impl SkBuff {
     /// Whether the frame is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The linear part of the frame (all of it once linearised).
+    pub fn head(&self) -> &[u8] {
+        let mut len = 0;
+        // SAFETY: the skb is ours (type invariant); its linear part is
+        // `len` readable bytes at the returned address while we hold it.
+        unsafe {
+            let data = ffi::pagefill_skb_head(self.as_raw(), &mut len);
+            core::slice::from_raw_parts(data, len as usize)
+        }
+    }
+
+    /// Appends bytes `range` of `buf` as the skb's next fragment, without a
+    /// copy. The skb takes a pool reference of its own to the buffer and is
+    /// marked for page_pool recycling, so the buffer goes back to its pool
+    /// when the last skb holding part of it is freed. `truesize` is the
+    /// memory the fragment accounts for (at least its length).
+    pub fn add_pool_frag(
+        &mut self,
+        buf: &PoolPage,
+        range: core::ops::Range<usize>,
+        truesize: u32,
+    ) -> Result {
+        if range.start > range.end || range.end > buf.len() {
+            return Err(EINVAL);
+        }
+        let len = u32::try_from(range.end - range.start)?;
+        let off = u32::try_from(range.start)?;
+        if truesize < len {
+            return Err(EINVAL);
+        }
+        // SAFETY: the skb is ours (type invariant); `buf` is a live pool
+        // buffer and the fragment lies inside it (checked above); the helper
+        // takes the reference the fragment needs before attaching it.
+        to_result(unsafe {
+            ffi::pagefill_skb_add_pool_frag(self.as_raw(), buf.as_raw(), off, len, truesize)
+        })
     }
 }
 
