@@ -123,8 +123,9 @@ cmdline="console=ttyS0 root=pfroot rootfstype=9p ro"
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=524288"
 cmdline+=" init=$PF_TOP/scripts/guest-init.sh panic=-1 oops=panic"
 # Unknown name=value parameters reach init as its environment: where to
-# mount the repository and the cache shares (their host paths).
-cmdline+=" pf_top=$PF_TOP pf_cache=$PF_CACHE"
+# mount the repository and the cache shares (their host paths), and the
+# kernel build (its source link leads tests to ynl and the selftests).
+cmdline+=" pf_top=$PF_TOP pf_cache=$PF_CACHE pf_kdir=$kdir"
 cmdline+=" $append"
 
 pf_log "booting the $flavour kernel with $nics pagefill NIC(s)"

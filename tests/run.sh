@@ -95,10 +95,12 @@ for f in $flavours; do
 		name=$(basename "$t" .test)
 		stage "$f kernel: VM test $name"
 		out=$(mktemp)
-		# A .test file holds the vm-run options and the guest command line.
+		# A .test file holds the vm-run options, the guest command line
+		# and, optionally, arguments after the module's path.
+		vm_args=()
 		# shellcheck disable=SC1090
 		. "$t"
-		"$top/scripts/vm-run.sh" --kernel "$f" "${vm_opts[@]}" -- "${vm_cmd[@]}" "$ko" >"$out" 2>&1
+		"$top/scripts/vm-run.sh" --kernel "$f" "${vm_opts[@]}" -- "${vm_cmd[@]}" "$ko" "${vm_args[@]}" >"$out" 2>&1
 		rc=$?
 		cat "$out" >&2
 		count_ktap "$f: $name" "$out"

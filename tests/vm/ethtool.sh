@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # ethtool.sh PAGEFILL_KO: ethtool -i names the driver and the PCI device,
-# the link settings show the device's speed, and ethtool -S counts what the
-# interface's own statistics count.
+# the link settings show the device's speed, ethtool -S counts what the
+# interface's own statistics count; -g/-G, -c/-C and -l/-L change what they
+# say and traffic passes after each change; a jumbo MTU needs larger
+# buffers; netlink (ynl) shows the queues, the NAPI instance with its
+# interrupt and the page pool.
 . "$(dirname "$0")/ktap.sh"
 ko=$1
-ktap_plan 4
+ktap_plan 17
 insmod "$ko"
 # No IPv6 chatter: the counters must stand still while they are compared.
 sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
@@ -32,6 +35,62 @@ agree() {
 # Neighbour probes may still come and go: the two must agree when still.
 ktap_check "ethtool -S agrees with the interface statistics" eventually agree
 ktap_check "no bad completions" [ "$(s rx0_bad_completions)" -eq 0 ]
+
+# ring PARAM: the current value of PARAM ("RX", "TX", "RX Buf Len") in -g.
+ring() {
+	ethtool -g "$a" | sed -n '/^Current/,$p' | sed -n "s/^$1:[[:space:]]*//p"
+}
+pings() { ping -c 3 -i 0.2 -W 2 -s "${1:-56}" -M do 192.0.2.2 >/dev/null; }
+ktap_check "ethtool -g: rx 1024, tx 512, rx-buf-len 4096" \
+	[ "$(ring RX)" = 1024 ] && [ "$(ring TX)" = 512 ] && [ "$(ring 'RX Buf Len')" = 4096 ]
+set_rings() { ethtool -G "$a" rx 16 tx 100 && [ "$(ring RX)" = 16 ] && [ "$(ring TX)" = 128 ]; }
+ktap_check "ethtool -G rx 16 tx 100: rx 16, tx 128 (a power of two), traffic passes" \
+	eval 'set_rings && pings'
+ktap_check "ethtool -G rx 0 and rx-buf-len 3000 are refused" \
+	eval '! ethtool -G "$a" rx 0 2>/dev/null && ! ethtool -G "$a" rx-buf-len 3000 2>/dev/null'
+ktap_check "MTU 9000 is refused with 4 KiB buffers" \
+	eval '! ip link set "$a" mtu 9000 2>/dev/null'
+jumbo() {
+	ethtool -G "$a" rx-buf-len 16384 &&
+		ip netns exec peer ethtool -G "$b" rx-buf-len 16384 &&
+		ip link set "$a" mtu 9000 && ip -n peer link set "$b" mtu 9000 &&
+		[ "$(ring 'RX Buf Len')" = 16384 ] && pings 8000 &&
+		ip netns exec peer ping -c 3 -i 0.2 -W 2 -s 8000 -M do 192.0.2.1 >/dev/null
+}
+ktap_check "rx-buf-len 16384 and MTU 9000 on both ends: 8000-byte pings both ways" jumbo
+ktap_check "rx-buf-len back to 4096 is refused while the MTU needs more" \
+	eval '! ethtool -G "$a" rx-buf-len 4096 2>/dev/null'
+back() {
+	ip link set "$a" mtu 1500 && ip -n peer link set "$b" mtu 1500 &&
+		ethtool -G "$a" rx 1024 tx 512 rx-buf-len 4096 && pings
+}
+ktap_check "MTU 1500 and the default rings again, traffic passes" back
+
+usecs() { ethtool -c "$a" | sed -n 's/^rx-usecs:[[:space:]]*//p'; }
+coalesce() {
+	[ "$(usecs)" = 50 ] && ethtool -C "$a" rx-usecs 0 && [ "$(usecs)" = 0 ] && pings &&
+		ethtool -C "$a" rx-usecs 200 && [ "$(usecs)" = 200 ] && pings &&
+		! ethtool -C "$a" rx-usecs 20000 2>/dev/null
+}
+ktap_check "ethtool -C rx-usecs 0 and 200 take effect, 20000 is refused" coalesce
+channels() {
+	ethtool -l "$a" | sed -n '/^Current/,$p' | grep -q '^Combined:[[:space:]]*1$' &&
+		! ethtool -L "$a" combined 2 2>/dev/null
+}
+ktap_check "ethtool -l: one combined channel; -L combined 2 is refused" channels
+
+ifindex=$(cat "/sys/class/net/$a/ifindex")
+pf_ynl --dump queue-get --json "{\"ifindex\": $ifindex}" >/tmp/queues 2>&1
+cat /tmp/queues | sed 's/^/# /'
+queues() { grep -q "'type': 'rx'" /tmp/queues && grep -q "'type': 'tx'" /tmp/queues && grep -q "'napi-id'" /tmp/queues; }
+ktap_check "ynl queue-get: an rx and a tx queue, each with its NAPI instance" queues
+pf_ynl --dump napi-get --json "{\"ifindex\": $ifindex}" >/tmp/napi 2>&1
+cat /tmp/napi | sed 's/^/# /'
+irq=$(grep -m1 'pagefill$' /proc/interrupts | sed 's/^ *\([0-9]*\):.*/\1/')
+ktap_check "ynl napi-get: the NAPI instance with its interrupt ($irq)" grep -q "'irq': $irq\b" /tmp/napi
+pf_ynl --dump page-pool-get >/tmp/pools 2>&1
+cat /tmp/pools | sed 's/^/# /'
+ktap_check "ynl page-pool-get: a page pool on the interface" grep -q "'ifindex': $ifindex" /tmp/pools
 ip netns del peer
 rmmod pagefill
 ktap_finish

@@ -66,3 +66,11 @@ pf_pair() {
 		ip -n peer link set "$b" up &&
 		ip -n peer link set lo up
 }
+
+# pf_ynl ARGS: the kernel source's YNL command line on the netdev family,
+# e.g. pf_ynl --dump queue-get. JSON-ish Python output.
+pf_ynl() {
+	ksrc=$(readlink -f "$pf_kdir/source")
+	python3 "$ksrc/tools/net/ynl/pyynl/cli.py" --no-schema \
+		--spec "$ksrc/Documentation/netlink/specs/netdev.yaml" "$@"
+}

@@ -1,47 +1,84 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# rx.sh PAGEFILL_KO: generator streams from 31 virtual nodes reach a UDP
-# socket in the guest through the pagefill receive path (node table, NAPI,
-# skbs) complete and in order, at two frame sizes; the interface's counters
-# and the device's agree.
+# rx.sh PAGEFILL_KO [RX_RING]: generator streams from 31 virtual nodes in
+# three groups (the default group and two joined with ip maddr) reach a UDP
+# socket in the guest through the pagefill receive path (node tables, NAPI,
+# copied skbs and page fragments) complete and in order, at two frame sizes;
+# ethtool -S, the interface's counters and the device's agree. With RX_RING
+# (ethtool -G rx), the device may hold only that many buffers: streams
+# starve, their senders pause and resume, and still nothing is lost. Then a
+# group is left, and the device drops its frames as unjoined.
 . "$(dirname "$0")/ktap.sh"
 ko=$1
+ring=${2:-}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
-ktap_plan 6
+if [ -n "$ring" ]; then ktap_plan 12; else ktap_plan 11; fi
 insmod "$ko"
 bdf=$(pf_nics | head -n 1)
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")
 ip addr add 192.0.2.1/24 dev "$dev"
+[ -z "$ring" ] || ethtool -G "$dev" rx "$ring"
 ip link set "$dev" up
+# Groups 7 and 300: 01:50:46:4c:0g:gg.
+ip maddr add 01:50:46:4c:00:07 dev "$dev"
+ip maddr add 01:50:46:4c:01:2c dev "$dev"
 mac=$(cat "/sys/class/net/$dev/address")
 stat() { $host ctl 0 stats | sed -n "s/^$1 //p"; }
+es() { ethtool -S "$dev" | sed -n "s/^ *$1: //p"; }
+ktap_check "ethtool -S: three groups joined" [ "$(es groups_joined)" -eq 3 ]
 
-# run SIZE COUNT: COUNT frames per stream from nodes 1-31 to group 0; the
-# sink checks every stream.
+# run SIZE COUNT: COUNT frames per stream from nodes 1-31 to groups 0, 7
+# and 300; the sink checks every stream.
 run() {
-	total=$((31 * $2))
+	total=$((93 * $2))
 	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 "$total" 60 >/tmp/sink.out 2>&1 &
+	python3 "$here/udp_sink.py" 9000 "$total" 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
-	$host gen --nodes 1-31 --groups 0 --size "$1" --count "$2" \
+	$host gen --nodes 1-31 --groups 0,7,300 --size "$1" --count "$2" \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 --eot-every 50 >/tmp/gen.out
 	wait "$sink"
 	rc=$?
 	echo "# size $1: $(cat /tmp/sink.out); generator: $(cat /tmp/gen.out)"
 	return $rc
 }
-ktap_check "3100 frames of 64 bytes from 31 streams, complete and in order" run 64 100
-ktap_check "1240 frames of 1400 bytes from 31 streams, complete and in order" run 1400 40
-rx=$(cat "/sys/class/net/$dev/statistics/rx_packets")
-ktap_check "the interface counted 4340 received frames" [ "$rx" -eq 4340 ]
-ktap_check "no receive errors (no completion failed validation)" \
-	[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ]
-device_agrees() { [ "$(stat rx_frames)" -eq 4340 ] && [ "$(stat drop_overflow)" -eq 0 ]; }
-ktap_check "the device wrote 4340 frames and dropped none" device_agrees
+ktap_check "4650 frames of 64 bytes from 93 streams, complete and in order" run 64 50
+ktap_check "1860 frames of 1400 bytes from 93 streams, complete and in order" run 1400 20
+total=6510
+ethtool -S "$dev" | sed 's/^/# /'
 echo "# device: starved $(stat starved) xoff $(stat xoff_sent) xon $(stat xon_sent) buffers $(stat rx_buffers) irqs $(stat irqs)"
+rx=$(cat "/sys/class/net/$dev/statistics/rx_packets")
+ktap_check "the interface and ethtool -S counted $total received frames" \
+	[ "$rx" -eq "$total" ] && [ "$(es rx0_packets)" -eq "$total" ]
+ktap_check "short frames were copied, long ones went up as fragments" \
+	[ "$(es rx0_copybreak)" -eq 4650 ] && [ "$(es rx0_frags)" -eq 1860 ]
+ktap_check "no receive errors (no completion failed validation)" \
+	[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ] && [ "$(es rx0_bad_completions)" -eq 0 ]
+device_agrees() {
+	[ "$(stat rx_frames)" -eq "$total" ] && [ "$(es dev_rx_frames)" -eq "$total" ] &&
+		[ "$(stat drop_overflow)" -eq 0 ] && [ "$(es dev_drop_overflow)" -eq 0 ] &&
+		[ "$(es dev_drop_unjoined)" -eq 0 ] && [ "$(es dev_drop_bad_frame)" -eq 0 ]
+}
+ktap_check "the device wrote $total frames and dropped none (its registers and the model agree)" device_agrees
+starved_answered() {
+	[ "$(es rx0_starved)" -gt 0 ] && [ "$(es rx0_xon_doorbells)" -gt 0 ] &&
+		[ "$(stat xoff_sent)" -gt 0 ] && [ "$(stat xon_sent)" -ge "$(stat xoff_sent)" ]
+}
+[ -z "$ring" ] || ktap_check "a ring of $ring buffers starved streams; every xoff was answered by xon" starved_answered
+
+# Leave group 7: its frames are the device's to drop, counted as unjoined.
+ip maddr del 01:50:46:4c:00:07 dev "$dev"
+ktap_check "ip maddr del: two groups joined" eventually [ "$(es groups_joined)" -eq 2 ]
+$host gen --nodes 1-31 --groups 7 --size 64 --count 5 \
+	--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/dev/null
+ktap_check "the device dropped the left group's 155 frames as unjoined" \
+	eventually [ "$(es dev_drop_unjoined)" -eq 155 ]
+ktap_check "the interface received none of them" \
+	[ "$(cat /sys/class/net/$dev/statistics/rx_packets)" -eq "$total" ]
+ip link set "$dev" down
+ktap_check "ip link set down: no group joined" [ "$(es groups_joined)" -eq 0 ]
 rmmod pagefill
 ktap_check "no kmemleak report" pf_kmemleak_clean
 ktap_finish
