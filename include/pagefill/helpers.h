@@ -20,6 +20,7 @@ struct page;
 struct device;
 struct net_device_ops;
 struct ethtool_ops;
+struct netdev_stat_ops;
 
 void *pagefill_netdev_priv(const struct net_device *dev);
 void pagefill_local_bh_disable(void);
@@ -29,7 +30,8 @@ void pagefill_netif_tx_disable(struct net_device *dev);
 void pagefill_dev_kfree_skb_any(struct sk_buff *skb);
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
-			   const struct ethtool_ops *eops, const u8 *mac,
+			   const struct ethtool_ops *eops,
+			   const struct netdev_stat_ops *sops, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);

@@ -14,7 +14,7 @@ ko=$1
 ring=${2:-}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
-if [ -n "$ring" ]; then ktap_plan 12; else ktap_plan 11; fi
+if [ -n "$ring" ]; then ktap_plan 13; else ktap_plan 12; fi
 insmod "$ko"
 bdf=$(pf_nics | head -n 1)
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")

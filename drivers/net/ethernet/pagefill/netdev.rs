@@ -29,7 +29,9 @@ use crate::net::bh;
 use crate::net::ethtool::{Channels, Coalesce, EthtoolOps, EthtoolTable, Rings as RingParams};
 use crate::net::irq::{DeviceIrq, Handler};
 use crate::net::napi::{Napi, Poll};
-use crate::net::netdev::{Device, McList, Operations, Stats64, TxOutcome};
+use crate::net::netdev::{
+    Device, McList, Operations, QueueStatsRx, QueueStatsTx, Stats64, TxOutcome,
+};
 use crate::net::page_pool::PagePool;
 use crate::net::skb::SkBuff;
 use crate::rings::{Rings, TX_SHIFT_DEFAULT, TX_SHIFT_MAX};
@@ -72,6 +74,8 @@ pub(crate) struct NetdevData {
     join_failed: AtomicU64,
     /// Link speed the device reported at probe, Mb/s.
     link_mbps: u32,
+    /// The NIC's node id on the fabric.
+    node_id: u8,
     #[pin]
     settings: SpinLock<Settings>,
     /// The groups the multicast list asks for (always the default group).
@@ -96,6 +100,7 @@ impl NetdevData {
         irq: u32,
         misc_irq: u32,
         link_mbps: u32,
+        node_id: u8,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             bar,
@@ -106,6 +111,7 @@ impl NetdevData {
             fatal_errors: AtomicU64::new(0),
             join_failed: AtomicU64::new(0),
             link_mbps,
+            node_id,
             settings <- new_spinlock!(Settings::DEFAULT),
             wanted <- new_spinlock!(GroupSet::default_only()),
             napi <- Napi::new(),
@@ -257,7 +263,7 @@ impl Operations for PagefillNetdev {
             .and_then(|pool| {
                 bh::disabled(|| {
                     let mut rx = data.rx.lock();
-                    rx.install(pool, set.rx.ring);
+                    rx.install(pool, set.rx.ring, data.node_id);
                     rx.join(&data.rings, DEFAULT_GROUP)
                 })
             })
@@ -330,6 +336,23 @@ impl Operations for PagefillNetdev {
             return Err(EINVAL);
         }
         Ok(())
+    }
+
+    fn queue_stats_rx(dev: &Device<Self>, _idx: u32) -> QueueStatsRx {
+        let rx = bh::disabled(|| dev.data().rx.lock().stats);
+        QueueStatsRx {
+            packets: rx.packets,
+            bytes: rx.bytes,
+            alloc_fail: rx.alloc_failed,
+        }
+    }
+
+    fn queue_stats_tx(dev: &Device<Self>, _idx: u32) -> QueueStatsTx {
+        let tx = bh::disabled(|| dev.data().tx.lock().stats);
+        QueueStatsTx {
+            packets: tx.packets,
+            bytes: tx.bytes,
+        }
     }
 
     fn set_rx_mode(dev: &Device<Self>, mc: &McList<'_, Self>) {

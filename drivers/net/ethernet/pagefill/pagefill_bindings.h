@@ -7,6 +7,7 @@
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <net/netdev_queues.h>
 #include <net/page_pool/types.h>
 #include <pagefill/helpers.h>
 

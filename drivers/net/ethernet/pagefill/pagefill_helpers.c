@@ -37,7 +37,8 @@ void pagefill_dev_kfree_skb_any(struct sk_buff *skb)
  */
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
-			   const struct ethtool_ops *eops, const u8 *mac,
+			   const struct ethtool_ops *eops,
+			   const struct netdev_stat_ops *sops, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu)
 {
@@ -45,6 +46,8 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 	dev->netdev_ops = ops;
 	if (eops)
 		dev->ethtool_ops = eops;
+	if (sops)
+		dev->stat_ops = sops;
 	eth_hw_addr_set(dev, mac);
 	dev->mtu = mtu;
 	dev->min_mtu = min_mtu;

@@ -99,7 +99,14 @@ impl pci::Driver for PagefillDriver {
         let vectors = pdev.alloc_irq_vectors(2, 2, msix)?;
         let misc_irq = kernel::irq::IrqRequest::from(vectors.index(abi::MISC_VECTOR.into())?).irq();
         let irq = kernel::irq::IrqRequest::from(vectors.index(1)?).irq();
-        let data = netdev::NetdevData::new(bar.into_devres()?, rings, irq, misc_irq, id.link_mbps);
+        let data = netdev::NetdevData::new(
+            bar.into_devres()?,
+            rings,
+            irq,
+            misc_irq,
+            id.link_mbps,
+            id.node,
+        );
         let netdev = net::netdev::Registration::new(pdev.as_ref(), &cfg, data)?;
         Ok(PagefillDevice {
             pdev,

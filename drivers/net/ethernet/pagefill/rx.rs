@@ -119,6 +119,9 @@ pub(crate) struct RxState {
     ring: u32,
     /// Where the next search for a waiting entry starts (group index).
     cursor: usize,
+    /// This NIC's node id: no frame comes from it, so its entries stay
+    /// empty.
+    own_node: u8,
     /// Completions consumed, free running.
     head: u32,
     /// The joined groups should be compared with the wanted ones again (a
@@ -139,6 +142,7 @@ impl RxState {
             outstanding: 0,
             ring: RxConfig::DEFAULT.ring,
             cursor: 0,
+            own_node: 0,
             head: 0,
             resync: false,
             stats: RxStats::default(),
@@ -146,8 +150,10 @@ impl RxState {
     }
 
     /// Starts receiving into `pool`'s buffers from completion 0, with at
-    /// most `ring` buffers with the device. `rings` must be cleared.
-    pub(crate) fn install(&mut self, pool: PagePool, ring: u32) {
+    /// most `ring` buffers with the device, for the NIC of node id
+    /// `own_node`. `rings` must be cleared.
+    pub(crate) fn install(&mut self, pool: PagePool, ring: u32, own_node: u8) {
+        self.own_node = own_node;
         self.pool = Some(pool);
         self.groups.clear();
         self.tables_used = 0;
@@ -217,7 +223,7 @@ impl RxState {
                 id: group,
                 table,
                 slots: Default::default(),
-                waiting: u32::MAX,
+                waiting: !(1u32 << (self.own_node % 32)),
                 starved: 0,
                 xon: 0,
                 leaving: false,
@@ -286,14 +292,36 @@ impl RxState {
         }
     }
 
-    /// Posts buffers in waiting entries, round-robin over the groups, while
-    /// the ring limit allows; queues an XON for each that was starved.
+    /// Posts buffers in waiting entries, round-robin over the groups:
+    /// first the entries of streams the device reported starved (their
+    /// senders are paused and have frames to send), while the ring limit
+    /// allows; then, ahead of need, other empty entries, but only while
+    /// that leaves one buffer of the limit free. A buffer posted ahead of
+    /// need can sit in the entry of a stream that has stopped sending, and
+    /// the host cannot take a posted buffer back; keeping one free means a
+    /// starved stream always gets a buffer once the device hands one back,
+    /// however small the ring.
     fn fill_waiting(&mut self, rings: &Rings) {
+        self.fill(rings, true);
+        self.fill(rings, false);
+    }
+
+    fn fill(&mut self, rings: &Rings, starved_only: bool) {
         let n = self.groups.len();
+        let reserve = if starved_only { 0 } else { 1 };
         for i in 0..n {
             let gi = (self.cursor + i) % n;
-            while self.groups[gi].waiting != 0 {
-                if self.outstanding >= self.ring {
+            loop {
+                let g = &self.groups[gi];
+                let want = if starved_only {
+                    g.waiting & g.starved
+                } else {
+                    g.waiting
+                };
+                if want == 0 {
+                    break;
+                }
+                if self.outstanding + reserve >= self.ring {
                     self.cursor = gi;
                     return;
                 }
@@ -304,7 +332,7 @@ impl RxState {
                     return;
                 };
                 let g = &mut self.groups[gi];
-                let node = g.waiting.trailing_zeros() as usize;
+                let node = want.trailing_zeros() as usize;
                 g.waiting &= !(1 << node);
                 if rings.post(g.table, node, buf.dma_addr()).is_err() {
                     continue;
@@ -318,7 +346,9 @@ impl RxState {
                 }
             }
         }
-        self.cursor = if n == 0 { 0 } else { (self.cursor + 1) % n };
+        if !starved_only {
+            self.cursor = if n == 0 { 0 } else { (self.cursor + 1) % n };
+        }
     }
 
     /// Processes completions until `budget` frames went up the stack.
@@ -432,7 +462,7 @@ impl RxState {
             g.starved = 0;
             g.xon = 0;
             self.retire_if_done(gi);
-        } else if g.slots[node].posted.is_none() {
+        } else if g.slots[node].posted.is_none() && node != usize::from(self.own_node) {
             g.waiting |= bit;
         }
         self.fill_waiting(rings);

@@ -91,12 +91,102 @@ pub trait Operations: Sized + 'static {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// Counters of receive queue `idx` for netlink's `qstats-get`
+    /// (`netdev_stat_ops`); only called for queues that exist.
+    fn queue_stats_rx(_dev: &Device<Self>, _idx: u32) -> QueueStatsRx {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Counters of transmit queue `idx`, as for [`Self::queue_stats_rx`].
+    /// Implemented together with it.
+    fn queue_stats_tx(_dev: &Device<Self>, _idx: u32) -> QueueStatsTx {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// The multicast list or the receive flags changed
     /// (`ndo_set_rx_mode`). Atomic context: the address lock is held, with
     /// bottom halves off.
     fn set_rx_mode(_dev: &Device<Self>, _mc: &McList<'_, Self>) {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
+}
+
+/// Counters of one receive queue since the device was registered.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct QueueStatsRx {
+    pub packets: u64,
+    pub bytes: u64,
+    /// Times a buffer could not be allocated.
+    pub alloc_fail: u64,
+}
+
+/// Counters of one transmit queue since the device was registered.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct QueueStatsTx {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// The `netdev_stat_ops` of `T`.
+struct StatOpsTable<T: Operations>(PhantomData<T>);
+
+impl<T: Operations> StatOpsTable<T> {
+    /// # Safety
+    ///
+    /// `dev` registered for `T`; `stats` valid and writable.
+    unsafe extern "C" fn rx(
+        dev: *mut kernel::bindings::net_device,
+        idx: c_int,
+        stats: *mut ffi::netdev_queue_stats_rx,
+    ) {
+        // SAFETY: the core passes a registered device and a valid structure.
+        let (dev, stats) = unsafe { (Device::<T>::from_raw(dev), &mut *stats) };
+        let q = T::queue_stats_rx(dev, idx as u32);
+        stats.packets = q.packets;
+        stats.bytes = q.bytes;
+        stats.alloc_fail = q.alloc_fail;
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Self::rx`].
+    unsafe extern "C" fn tx(
+        dev: *mut kernel::bindings::net_device,
+        idx: c_int,
+        stats: *mut ffi::netdev_queue_stats_tx,
+    ) {
+        // SAFETY: the core passes a registered device and a valid structure.
+        let (dev, stats) = unsafe { (Device::<T>::from_raw(dev), &mut *stats) };
+        let q = T::queue_stats_tx(dev, idx as u32);
+        stats.packets = q.packets;
+        stats.bytes = q.bytes;
+    }
+
+    /// The counters live with the queues for the device's whole life, so
+    /// nothing is counted outside them: the base is zero.
+    ///
+    /// # Safety
+    ///
+    /// `rx` and `tx` valid and writable.
+    unsafe extern "C" fn base(
+        _dev: *mut kernel::bindings::net_device,
+        rx: *mut ffi::netdev_queue_stats_rx,
+        tx: *mut ffi::netdev_queue_stats_tx,
+    ) {
+        // SAFETY: the core passes valid structures.
+        let (rx, tx) = unsafe { (&mut *rx, &mut *tx) };
+        rx.packets = 0;
+        rx.bytes = 0;
+        rx.alloc_fail = 0;
+        tx.packets = 0;
+        tx.bytes = 0;
+    }
+
+    const TABLE: ffi::netdev_stat_ops = ffi::netdev_stat_ops {
+        get_queue_stats_rx: Some(Self::rx),
+        get_queue_stats_tx: Some(Self::tx),
+        get_base_stats: Some(Self::base),
+    };
 }
 
 /// A device's multicast address list, readable while the core holds the
@@ -446,6 +536,11 @@ impl<T: Operations> Registration<T> {
                 parent_raw,
                 ops,
                 T::ETHTOOL.map_or(core::ptr::null(), |e| core::ptr::from_ref(e).cast()),
+                if T::HAS_QUEUE_STATS_RX {
+                    core::ptr::from_ref(&StatOpsTable::<T>::TABLE)
+                } else {
+                    core::ptr::null()
+                },
                 cfg.mac.as_ptr(),
                 cfg.mtu,
                 cfg.min_mtu,
