@@ -78,8 +78,9 @@ int pagefill_skb_add_pool_frag(struct sk_buff *skb, struct page *page,
 			       unsigned int truesize);
 void pagefill_netif_napi_set_irq(struct napi_struct *napi, int irq);
 const u8 *pagefill_skb_head(const struct sk_buff *skb, unsigned int *len);
-void pagefill_netdev_for_each_mc_addr(struct net_device *dev,
-				      void (*cb)(void *ctx, const u8 *addr),
-				      void *ctx);
+/* Called with each multicast address of a device. */
+typedef void (*pagefill_mc_addr_fn)(void *ctx, const u8 *addr);
+void pagefill_netdev_walk_mc_addrs(struct net_device *dev,
+				   pagefill_mc_addr_fn cb, void *ctx);
 
 #endif /* _PAGEFILL_HELPERS_H */

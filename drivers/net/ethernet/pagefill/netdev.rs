@@ -449,7 +449,10 @@ impl EthtoolOps for PagefillNetdev {
             data.join_failed.load(Ordering::Relaxed),
             data.fatal_errors.load(Ordering::Relaxed),
         ];
-        for (o, v) in out.iter_mut().zip(Iterator::chain(values.iter(), device.iter())) {
+        for (o, v) in out
+            .iter_mut()
+            .zip(Iterator::chain(values.iter(), device.iter()))
+        {
             *o = *v;
         }
     }

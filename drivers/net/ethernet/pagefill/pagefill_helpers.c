@@ -269,9 +269,8 @@ const u8 *pagefill_skb_head(const struct sk_buff *skb, unsigned int *len)
 }
 
 /* Calls @cb with each multicast address of @dev; under the address lock. */
-void pagefill_netdev_for_each_mc_addr(struct net_device *dev,
-				      void (*cb)(void *ctx, const u8 *addr),
-				      void *ctx)
+void pagefill_netdev_walk_mc_addrs(struct net_device *dev,
+				   pagefill_mc_addr_fn cb, void *ctx)
 {
 	struct netdev_hw_addr *ha;
 

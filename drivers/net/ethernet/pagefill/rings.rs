@@ -70,11 +70,7 @@ impl Rings {
             master: Coherent::zeroed_slice(dev, abi::MAX_GROUPS, GFP_KERNEL)?,
             tables: Coherent::zeroed_slice(dev, MAX_JOINED * abi::MAX_NODES, GFP_KERNEL)?,
             cq: Coherent::zeroed_slice(dev, CQE_WORDS << CQ_SHIFT, GFP_KERNEL)?,
-            tx: Coherent::zeroed_slice(
-                dev,
-                (abi::tx_desc::SIZE / 8) << TX_SHIFT_MAX,
-                GFP_KERNEL,
-            )?,
+            tx: Coherent::zeroed_slice(dev, (abi::tx_desc::SIZE / 8) << TX_SHIFT_MAX, GFP_KERNEL)?,
             qsb: Coherent::zeroed_slice(dev, abi::qsb::SIZE / 4, GFP_KERNEL)?,
         })
     }
@@ -130,7 +126,6 @@ impl Rings {
         }
         Ok(io_read!(&self.tables, [try: table * abi::MAX_NODES + node]))
     }
-
 
     /// Whether completion `index` (free running) is new: its phase bit is
     /// the one the device writes in that pass over the ring.

@@ -130,7 +130,6 @@ pub(crate) struct RxState {
     pub(crate) stats: RxStats,
 }
 
-
 const _: () = assert!(MAX_JOINED <= 64);
 
 impl RxState {
@@ -257,11 +256,7 @@ impl RxState {
     /// device holds come back with completions, and the group goes when the
     /// last has.
     pub(crate) fn reclaim(&mut self, rings: &Rings, group: u16) {
-        let Some(idx) = self
-            .groups
-            .iter()
-            .position(|g| g.id == group && g.leaving)
-        else {
+        let Some(idx) = self.groups.iter().position(|g| g.id == group && g.leaving) else {
             return;
         };
         let g = &mut self.groups[idx];
@@ -370,10 +365,7 @@ impl RxState {
             };
             // A buffer's frames go up together: leave it for the next poll
             // if they would overrun this poll's budget.
-            if cqe.kind == rx_kind::DATA
-                && work > 0
-                && work + i32::from(cqe.frames) > budget
-            {
+            if cqe.kind == rx_kind::DATA && work > 0 && work + i32::from(cqe.frames) > budget {
                 break;
             }
             self.head = self.head.wrapping_add(1);

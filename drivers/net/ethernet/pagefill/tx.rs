@@ -7,9 +7,9 @@
 use kernel::prelude::*;
 
 use crate::abi;
+use crate::groups;
 use crate::net::netdev::{Device, Operations};
 use crate::net::skb::{SkBuff, TxMapped};
-use crate::groups;
 use crate::rings::Rings;
 
 /// Transmit counters.
@@ -154,11 +154,7 @@ impl TxState {
         let (mut pkts, mut bytes) = (0u32, 0u32);
         while self.clean != done {
             let slot = (self.clean & (self.ring() - 1)) as usize;
-            if let Some(frame) = self
-                .slots
-                .get_mut(slot)
-                .and_then(Option::take)
-            {
+            if let Some(frame) = self.slots.get_mut(slot).and_then(Option::take) {
                 pkts += 1;
                 bytes += frame.len();
                 frame.unmap(dev);

@@ -193,7 +193,8 @@ impl<T: EthtoolOps> EthtoolTable<T> {
     ) {
         // SAFETY: the ethtool core passes a registered device and valid
         // structures.
-        let (dev, ring, kring) = unsafe { (Device::<T>::from_raw_ptr(dev), &mut *ring, &mut *kring) };
+        let (dev, ring, kring) =
+            unsafe { (Device::<T>::from_raw_ptr(dev), &mut *ring, &mut *kring) };
         let r = T::rings(dev);
         ring.rx_max_pending = r.rx_max;
         ring.rx_pending = r.rx;
@@ -293,7 +294,8 @@ impl<T: EthtoolOps> EthtoolTable<T> {
 
     pub(crate) const TABLE: kernel::bindings::ethtool_ops = kernel::bindings::ethtool_ops {
         supported_coalesce_params: COALESCE_RX_USECS,
-        supported_ring_params: kernel::bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_RX_BUF_LEN,
+        supported_ring_params:
+            kernel::bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_RX_BUF_LEN,
         get_ringparam: Some(Self::get_ringparam),
         set_ringparam: Some(Self::set_ringparam),
         get_coalesce: Some(Self::get_coalesce),

@@ -212,7 +212,7 @@ impl<T: Operations> McList<'_, T> {
         // SAFETY: the address lock is held (type invariant), so the list is
         // stable; `f` outlives the call.
         unsafe {
-            ffi::pagefill_netdev_for_each_mc_addr(
+            ffi::pagefill_netdev_walk_mc_addrs(
                 self.0.as_raw(),
                 Some(call::<F>),
                 core::ptr::from_mut(&mut f).cast(),
