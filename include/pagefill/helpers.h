@@ -57,13 +57,15 @@ int pagefill_tx_map(struct net_device *dev, struct sk_buff *skb,
 		    dma_addr_t *dma);
 void pagefill_tx_unmap(struct net_device *dev, dma_addr_t dma,
 		       unsigned int len);
-void pagefill_tx_sent(struct net_device *dev, unsigned int bytes);
-void pagefill_tx_completed(struct net_device *dev, unsigned int pkts,
-			   unsigned int bytes);
-void pagefill_tx_reset(struct net_device *dev);
-void pagefill_tx_stop(struct net_device *dev);
-void pagefill_tx_wake(struct net_device *dev);
-bool pagefill_tx_stopped(struct net_device *dev);
+void pagefill_tx_sent(struct net_device *dev, unsigned int q,
+		      unsigned int bytes);
+void pagefill_tx_completed(struct net_device *dev, unsigned int q,
+			   unsigned int pkts, unsigned int bytes);
+void pagefill_tx_reset(struct net_device *dev, unsigned int q);
+void pagefill_tx_stop(struct net_device *dev, unsigned int q);
+void pagefill_tx_wake(struct net_device *dev, unsigned int q);
+bool pagefill_tx_stopped(struct net_device *dev, unsigned int q);
+u16 pagefill_skb_queue_mapping(const struct sk_buff *skb);
 bool pagefill_xmit_more(void);
 void pagefill_skb_put_data(struct sk_buff *skb, const void *data,
 			   unsigned int len);

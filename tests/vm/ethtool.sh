@@ -5,8 +5,8 @@
 # the link settings show the device's speed, ethtool -S counts what the
 # interface's own statistics count; -g/-G, -c/-C and -l/-L change what they
 # say and traffic passes after each change; a jumbo MTU needs larger
-# buffers; netlink (ynl) shows the queues, the NAPI instance with its
-# interrupt and the page pool.
+# buffers; with two channels, netlink (ynl) shows the queues, a NAPI
+# instance per queue pair with its interrupt, and the page pools.
 . "$(dirname "$0")/ktap.sh"
 ko=$1
 ktap_plan 17
@@ -73,24 +73,37 @@ coalesce() {
 		! ethtool -C "$a" rx-usecs 20000 2>/dev/null
 }
 ktap_check "ethtool -C rx-usecs 0 and 200 take effect, 20000 is refused" coalesce
+combined() { ethtool -l "$a" | sed -n "/^$1/,\$p" | sed -n 's/^Combined:[[:space:]]*//p' | head -n 1; }
 channels() {
-	ethtool -l "$a" | sed -n '/^Current/,$p' | grep -q '^Combined:[[:space:]]*1$' &&
-		! ethtool -L "$a" combined 2 2>/dev/null
+	[ "$(combined Pre-set)" = 4 ] && [ "$(combined Current)" = 1 ] &&
+		ethtool -L "$a" combined 2 && [ "$(combined Current)" = 2 ] &&
+		! ethtool -L "$a" combined 5 2>/dev/null && pings &&
+		ip netns exec peer ping -c 3 -i 0.2 -W 2 192.0.2.1 >/dev/null
 }
-ktap_check "ethtool -l: one combined channel; -L combined 2 is refused" channels
+ktap_check "ethtool -l: up to 4 combined channels; -L combined 2 takes effect, 5 is refused" channels
 
 ifindex=$(cat "/sys/class/net/$a/ifindex")
 pf_ynl --dump queue-get --json "{\"ifindex\": $ifindex}" >/tmp/queues 2>&1
-cat /tmp/queues | sed 's/^/# /'
-queues() { grep -q "'type': 'rx'" /tmp/queues && grep -q "'type': 'tx'" /tmp/queues && grep -q "'napi-id'" /tmp/queues; }
-ktap_check "ynl queue-get: an rx and a tx queue, each with its NAPI instance" queues
+sed 's/^/# /' /tmp/queues
+queues() {
+	[ "$(grep -c "'type': 'rx'" /tmp/queues)" -eq 2 ] && [ "$(grep -c "'type': 'tx'" /tmp/queues)" -eq 2 ] &&
+		[ "$(grep -c "'napi-id'" /tmp/queues)" -eq 4 ]
+}
+ktap_check "ynl queue-get: two rx and two tx queues, each with its NAPI instance" queues
 pf_ynl --dump napi-get --json "{\"ifindex\": $ifindex}" >/tmp/napi 2>&1
-cat /tmp/napi | sed 's/^/# /'
-irq=$(grep -m1 'pagefill$' /proc/interrupts | sed 's/^ *\([0-9]*\):.*/\1/')
-ktap_check "ynl napi-get: the NAPI instance with its interrupt ($irq)" grep -q "'irq': $irq\b" /tmp/napi
+sed 's/^/# /' /tmp/napi
+irqs() {
+	for q in 0 1; do
+		irq=$(grep "pagefill-q$q\$" /proc/interrupts | sed 's/^ *\([0-9]*\):.*/\1/')
+		[ -n "$irq" ] && grep -q "'irq': $irq," /tmp/napi || return 1
+	done
+}
+ktap_check "ynl napi-get: a NAPI instance per queue pair, each with its interrupt" irqs
 pf_ynl --dump page-pool-get >/tmp/pools 2>&1
-cat /tmp/pools | sed 's/^/# /'
-ktap_check "ynl page-pool-get: a page pool on the interface" grep -q "'ifindex': $ifindex" /tmp/pools
+sed 's/^/# /' /tmp/pools
+ktap_check "ynl page-pool-get: a page pool per queue on the interface" \
+	[ "$(grep -c "'ifindex': $ifindex" /tmp/pools)" -eq 2 ]
+ktap_check "ethtool -L combined 1 again, traffic passes" eval 'ethtool -L "$a" combined 1 && pings'
 ip netns del peer
 rmmod pagefill
 ktap_finish

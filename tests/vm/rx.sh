@@ -1,25 +1,34 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# rx.sh PAGEFILL_KO [RX_RING]: generator streams from 31 virtual nodes in
+# rx.sh PAGEFILL_KO [RX_RING|- [QUEUES]]: generator streams from 31 virtual nodes in
 # three groups (the default group and two joined with ip maddr) reach a UDP
 # socket in the guest through the pagefill receive path (node tables, NAPI,
 # copied skbs and page fragments) complete and in order, at two frame sizes;
 # ethtool -S, the interface's counters and the device's agree. With RX_RING
 # (ethtool -G rx), the device may hold only that many buffers: streams
-# starve, their senders pause and resume, and still nothing is lost. Then a
-# group is left, and the device drops its frames as unjoined.
+# starve, their senders pause and resume, and still nothing is lost. With
+# QUEUES (ethtool -L combined), the device steers the streams over that many
+# queue pairs, each with its NAPI instance and page pool, and every queue
+# receives. Then a group is left, and the device drops its frames as
+# unjoined.
 . "$(dirname "$0")/ktap.sh"
 ko=$1
 ring=${2:-}
+[ "$ring" != - ] || ring=
+queues=${3:-1}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
-if [ -n "$ring" ]; then ktap_plan 13; else ktap_plan 12; fi
+plan=12
+[ -z "$ring" ] || plan=$((plan + 1))
+[ "$queues" -eq 1 ] || plan=$((plan + 1))
+ktap_plan $plan
 insmod "$ko"
 bdf=$(pf_nics | head -n 1)
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")
 ip addr add 192.0.2.1/24 dev "$dev"
 [ -z "$ring" ] || ethtool -G "$dev" rx "$ring"
+[ "$queues" -eq 1 ] || ethtool -L "$dev" combined "$queues"
 ip link set "$dev" up
 # Groups 7 and 300: 01:50:46:4c:0g:gg.
 ip maddr add 01:50:46:4c:00:07 dev "$dev"
@@ -27,6 +36,8 @@ ip maddr add 01:50:46:4c:01:2c dev "$dev"
 mac=$(cat "/sys/class/net/$dev/address")
 stat() { $host ctl 0 stats | sed -n "s/^$1 //p"; }
 es() { ethtool -S "$dev" | sed -n "s/^ *$1: //p"; }
+# qs NAME: receive counter NAME summed over the queues (rxN_NAME).
+qs() { ethtool -S "$dev" | sed -n "s/^ *rx[0-9]*_$1: //p" | awk '{s += $1} END {print s + 0}'; }
 ktap_check "ethtool -S: three groups joined" [ "$(es groups_joined)" -eq 3 ]
 
 # run SIZE COUNT: COUNT frames per stream from nodes 1-31 to groups 0, 7
@@ -51,11 +62,11 @@ ethtool -S "$dev" | sed 's/^/# /'
 echo "# device: starved $(stat starved) xoff $(stat xoff_sent) xon $(stat xon_sent) buffers $(stat rx_buffers) irqs $(stat irqs)"
 rx=$(cat "/sys/class/net/$dev/statistics/rx_packets")
 ktap_check "the interface and ethtool -S counted $total received frames" \
-	[ "$rx" -eq "$total" ] && [ "$(es rx0_packets)" -eq "$total" ]
+	[ "$rx" -eq "$total" ] && [ "$(qs packets)" -eq "$total" ]
 ktap_check "short frames were copied, long ones went up as fragments" \
-	[ "$(es rx0_copybreak)" -eq 4650 ] && [ "$(es rx0_frags)" -eq 1860 ]
+	[ "$(qs copybreak)" -eq 4650 ] && [ "$(qs frags)" -eq 1860 ]
 ktap_check "no receive errors (no completion failed validation)" \
-	[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ] && [ "$(es rx0_bad_completions)" -eq 0 ]
+	[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ] && [ "$(qs bad_completions)" -eq 0 ]
 device_agrees() {
 	[ "$(stat rx_frames)" -eq "$total" ] && [ "$(es dev_rx_frames)" -eq "$total" ] &&
 		[ "$(stat drop_overflow)" -eq 0 ] && [ "$(es dev_drop_overflow)" -eq 0 ] &&
@@ -63,10 +74,18 @@ device_agrees() {
 }
 ktap_check "the device wrote $total frames and dropped none (its registers and the model agree)" device_agrees
 starved_answered() {
-	[ "$(es rx0_starved)" -gt 0 ] && [ "$(es rx0_xon_doorbells)" -gt 0 ] &&
+	[ "$(qs starved)" -gt 0 ] && [ "$(qs xon_doorbells)" -gt 0 ] &&
 		[ "$(stat xoff_sent)" -gt 0 ] && [ "$(stat xon_sent)" -ge "$(stat xoff_sent)" ]
 }
 [ -z "$ring" ] || ktap_check "a ring of $ring buffers starved streams; every xoff was answered by xon" starved_answered
+every_queue() {
+	q=0
+	while [ "$q" -lt "$queues" ]; do
+		[ "$(es rx${q}_packets)" -gt 0 ] || return 1
+		q=$((q + 1))
+	done
+}
+[ "$queues" -eq 1 ] || ktap_check "ethtool -L combined $queues: every queue received" every_queue
 
 # Leave group 7: its frames are the device's to drop, counted as unjoined.
 ip maddr del 01:50:46:4c:00:07 dev "$dev"

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The pagefill network interface: its `net_device_ops`.
+//! The pagefill network interface: its `net_device_ops`, ethtool and
+//! netlink statistics.
 //!
 //! The interface registers with the device's MAC address and MTU limits.
-//! Opening it programs the device with its tables and rings (joining the
-//! default group) and enables it; the carrier follows the link the device
-//! reports. Stopping it resets the device, which hands every buffer back.
+//! Opening it programs the device with its tables and the rings of the
+//! queue pairs in use (`ethtool -L`), joins the default group and enables
+//! the device; the carrier follows the link the device reports. Stopping it
+//! resets the device, which hands every buffer back.
 //!
-//! Receive (`rx.rs`) and transmit completions (`tx.rs`) run in NAPI; the
-//! misc vector reports link changes (the carrier follows them) and device
-//! errors.
+//! Each queue pair has its NAPI instance, MSI-X vector, page pool, receive
+//! and transmit state. Receive (`rx.rs`) and transmit completions (`tx.rs`)
+//! run in NAPI; the misc vector reports link changes (the carrier follows
+//! them) and device errors. Groups (`groups.rs`) are joined and left here,
+//! across the queues: the device steers each stream of a group to one
+//! queue, whose pool supplies that stream's buffers.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -23,7 +28,7 @@ use kernel::{
 };
 
 use crate::abi;
-use crate::groups::{self, GroupSet, DEFAULT_GROUP};
+use crate::groups::{self, GroupSet};
 use crate::hw;
 use crate::net::bh;
 use crate::net::ethtool::{Channels, Coalesce, EthtoolOps, EthtoolTable, Rings as RingParams};
@@ -34,9 +39,9 @@ use crate::net::netdev::{
 };
 use crate::net::page_pool::PagePool;
 use crate::net::skb::SkBuff;
-use crate::rings::{Rings, TX_SHIFT_DEFAULT, TX_SHIFT_MAX};
-use crate::rx::{RxConfig, RxState};
-use crate::tx::{TxState, Xmit};
+use crate::rings::{Rings, MAX_JOINED, TX_SHIFT_DEFAULT, TX_SHIFT_MAX};
+use crate::rx::{RxConfig, RxState, RxStats};
+use crate::tx::{TxState, TxStats, Xmit};
 
 /// What ethtool sets; applied when the interface opens.
 #[derive(Clone, Copy)]
@@ -44,6 +49,8 @@ pub(crate) struct Settings {
     rx: RxConfig,
     tx_shift: u32,
     coalesce_usecs: u32,
+    /// Queue pairs in use.
+    queues: u32,
 }
 
 impl Settings {
@@ -51,11 +58,107 @@ impl Settings {
         rx: RxConfig::DEFAULT,
         tx_shift: TX_SHIFT_DEFAULT,
         coalesce_usecs: 50,
+        queues: 1,
     };
 }
 
 /// Largest coalescing time `ethtool -C rx-usecs` accepts: 10 ms.
 const MAX_COALESCE_USECS: u32 = 10_000;
+
+/// Interrupt names of the queue pairs' vectors, as /proc/interrupts shows
+/// them.
+const QUEUE_IRQ_NAMES: [&CStr; abi::MAX_QUEUES] = [
+    c"pagefill-q0",
+    c"pagefill-q1",
+    c"pagefill-q2",
+    c"pagefill-q3",
+];
+
+/// One queue pair's host side.
+#[pin_data]
+pub(crate) struct Queue {
+    /// Linux interrupt number of its MSI-X vector; 0 if it has none.
+    irq: u32,
+    #[pin]
+    napi: Napi,
+    /// Receive state; NAPI polls it, open and stop set it up and tear it
+    /// down while NAPI is stopped, group changes join and leave in it.
+    #[pin]
+    rx: SpinLock<RxState>,
+    /// Transmit state; `ndo_start_xmit` and NAPI share it.
+    #[pin]
+    tx: SpinLock<TxState>,
+}
+
+impl Queue {
+    fn new(irq: u32) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            irq,
+            napi <- Napi::new(),
+            rx <- new_spinlock!(RxState::new()),
+            tx <- new_spinlock!(TxState::new()),
+        }? Error)
+    }
+}
+
+/// Who holds which node table.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Table {
+    Free,
+    /// Joined by this group.
+    Joined(u16),
+    /// This group was left; queues still wait for buffers the device held.
+    Leaving(u16),
+}
+
+/// The node tables of the joined groups, across the queues.
+struct Tables {
+    state: [Table; MAX_JOINED],
+    /// Queues still holding each table.
+    holders: [u8; MAX_JOINED],
+}
+
+impl Tables {
+    const fn new() -> Self {
+        Self {
+            state: [Table::Free; MAX_JOINED],
+            holders: [0; MAX_JOINED],
+        }
+    }
+
+    fn joined(&self) -> impl Iterator<Item = (usize, u16)> + '_ {
+        self.state.iter().enumerate().filter_map(|(t, s)| match s {
+            Table::Joined(g) => Some((t, *g)),
+            _ => None,
+        })
+    }
+
+    /// Whether `g` holds a table, joined or leaving.
+    fn holds(&self, g: u16) -> bool {
+        self.state
+            .iter()
+            .any(|s| *s == Table::Joined(g) || *s == Table::Leaving(g))
+    }
+
+    /// Queues let go of the tables in `mask`; returns whether a table
+    /// became free.
+    fn release(&mut self, mask: u64) -> bool {
+        let mut freed = false;
+        for t in 0..MAX_JOINED {
+            if mask & (1 << t) == 0 {
+                continue;
+            }
+            self.holders[t] = self.holders[t].saturating_sub(1);
+            if self.holders[t] == 0 {
+                if let Table::Leaving(_) = self.state[t] {
+                    self.state[t] = Table::Free;
+                    freed = true;
+                }
+            }
+        }
+        freed
+    }
+}
 
 /// The interface's per-device data.
 #[pin_data]
@@ -63,8 +166,9 @@ pub(crate) struct NetdevData {
     /// The registers; access is revoked when the PCI device unbinds.
     bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
     rings: Rings,
-    /// Linux interrupt number of queue 0's MSI-X vector.
-    irq: u32,
+    /// Queue pairs this NIC can use: the device's, as far as memory and
+    /// MSI-X vectors were allocated at probe.
+    max_queues: u32,
     /// Linux interrupt number of the misc vector, and its registration.
     misc_irq: u32,
     misc: DeviceIrq,
@@ -81,42 +185,42 @@ pub(crate) struct NetdevData {
     /// The groups the multicast list asks for (always the default group).
     #[pin]
     wanted: SpinLock<GroupSet>,
+    /// Taken after `wanted` and before any queue's receive lock.
     #[pin]
-    napi: Napi,
-    /// Receive state; NAPI polls it, open and stop set it up and tear it
-    /// down while NAPI is stopped, `ndo_set_rx_mode` joins and leaves
-    /// groups in it.
+    tables: SpinLock<Tables>,
     #[pin]
-    rx: SpinLock<RxState>,
-    /// Transmit state; `ndo_start_xmit` and NAPI share it.
-    #[pin]
-    tx: SpinLock<TxState>,
+    queues: [Queue; abi::MAX_QUEUES],
+}
+
+/// What probe found out about the NIC, for [`NetdevData::new`].
+pub(crate) struct Probed {
+    pub(crate) bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
+    pub(crate) rings: Rings,
+    /// Linux interrupt numbers of the queue pairs' vectors (0: none).
+    pub(crate) queue_irqs: [u32; abi::MAX_QUEUES],
+    pub(crate) max_queues: u32,
+    pub(crate) misc_irq: u32,
+    pub(crate) link_mbps: u32,
+    pub(crate) node_id: u8,
 }
 
 impl NetdevData {
-    pub(crate) fn new(
-        bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
-        rings: Rings,
-        irq: u32,
-        misc_irq: u32,
-        link_mbps: u32,
-        node_id: u8,
-    ) -> impl PinInit<Self, Error> {
+    pub(crate) fn new(p: Probed) -> impl PinInit<Self, Error> {
+        let irqs = p.queue_irqs;
         try_pin_init!(Self {
-            bar,
-            rings,
-            irq,
-            misc_irq,
+            bar: p.bar,
+            rings: p.rings,
+            max_queues: p.max_queues,
+            misc_irq: p.misc_irq,
             misc: DeviceIrq::new(),
             fatal_errors: AtomicU64::new(0),
             join_failed: AtomicU64::new(0),
-            link_mbps,
-            node_id,
+            link_mbps: p.link_mbps,
+            node_id: p.node_id,
             settings <- new_spinlock!(Settings::DEFAULT),
             wanted <- new_spinlock!(GroupSet::default_only()),
-            napi <- Napi::new(),
-            rx <- new_spinlock!(RxState::new()),
-            tx <- new_spinlock!(TxState::new()),
+            tables <- new_spinlock!(Tables::new()),
+            queues <- pin_init::pin_init_array_from_fn(|i| Queue::new(irqs[i])),
         }? Error)
     }
 
@@ -129,48 +233,112 @@ impl NetdevData {
         *self.settings.lock()
     }
 
+    /// The queue pairs in use while the interface is up.
+    fn active(&self) -> &[Queue] {
+        let n = self.settings().queues as usize;
+        &self.queues[..n.min(abi::MAX_QUEUES)]
+    }
+
+    /// The receive counters summed over the queues.
+    fn rx_stats(&self) -> RxStats {
+        let mut sum = RxStats::default();
+        for q in self.queues.iter() {
+            sum.add(&bh::disabled(|| q.rx.lock().stats));
+        }
+        sum
+    }
+
+    /// The transmit counters summed over the queues.
+    fn tx_stats(&self) -> TxStats {
+        let mut sum = TxStats::default();
+        for q in self.queues.iter() {
+            sum.add(&bh::disabled(|| q.tx.lock().stats));
+        }
+        sum
+    }
+
+    /// Releases the node tables queues let go of; returns whether one
+    /// became free. Takes the tables lock: not under a queue's lock.
+    fn release_retired(&self) -> bool {
+        let mut mask = 0;
+        for q in self.queues.iter() {
+            mask |= bh::disabled(|| q.rx.lock().take_retired());
+        }
+        mask != 0 && bh::disabled(|| self.tables.lock().release(mask))
+    }
+
     /// Joins the wanted groups not joined and leaves the joined ones no
     /// longer wanted, on a running interface. Atomic context is fine.
     fn sync_groups(&self) {
         let Some(bar) = self.bar.try_access() else {
             return;
         };
+        let queues = self.active();
+        let running = bh::disabled(|| queues.first().is_some_and(|q| q.rx.lock().running()));
+        if !running {
+            return;
+        }
         bh::disabled(|| {
             let wanted = *self.wanted.lock();
-            let mut rx = self.rx.lock();
-            if !rx.running() {
-                return;
-            }
+            let mut tables = self.tables.lock();
+            // Leave first: that frees tables for the joins.
             loop {
-                let unwanted = rx.joined_groups().find(|g| !wanted.contains(*g));
-                let Some(g) = unwanted else {
+                let unwanted = tables.joined().find(|(_, g)| !wanted.contains(*g));
+                let Some((t, g)) = unwanted else {
                     break;
                 };
-                if rx.unpublish(&self.rings, g).is_err() {
-                    break;
-                }
+                tables.state[t] = Table::Leaving(g);
+                let _ = self.rings.set_master(g, None);
                 // The device closes the group's streams; the read returns
                 // once it has, after which it no longer reads the table.
                 bar.write32(u32::from(g), abi::reg::GROUP_FLUSH);
                 let _ = bar.read32(abi::reg::STATUS);
-                rx.reclaim(&self.rings, g);
+                for q in queues {
+                    q.rx.lock().leave(&self.rings, g);
+                }
             }
             for g in wanted.iter() {
-                if rx.joined(g) {
+                // A group still leaving is joined again once its table is
+                // free (NAPI syncs again then).
+                if tables.holds(g) {
                     continue;
                 }
-                match rx.join(&self.rings, g) {
-                    // Still handing back buffers of an earlier leave: NAPI
-                    // syncs again when the group is gone.
-                    Err(e) if e == EBUSY => rx.want_resync(),
-                    Err(_) => {
-                        self.join_failed.fetch_add(1, Ordering::Relaxed);
+                let Some(t) = tables.state.iter().position(|s| *s == Table::Free) else {
+                    self.join_failed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                let mut joined = 0;
+                for q in queues {
+                    if q.rx.lock().join(&self.rings, g, t).is_ok() {
+                        joined += 1;
                     }
-                    Ok(()) => {}
+                }
+                tables.holders[t] = joined;
+                if usize::from(joined) == queues.len() && self.rings.set_master(g, Some(t)).is_ok()
+                {
+                    tables.state[t] = Table::Joined(g);
+                } else {
+                    // Undo: no master entry was written, so the device
+                    // never saw the table.
+                    tables.state[t] = Table::Leaving(g);
+                    for q in queues {
+                        q.rx.lock().leave(&self.rings, g);
+                    }
+                    self.join_failed.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            rx.take_xons(|id| bar.write32(id, abi::reg::XON));
+            for q in queues {
+                q.rx.lock().take_xons(|id| bar.write32(id, abi::reg::XON));
+            }
         });
+        if self.release_retired() {
+            self.sync_groups();
+        }
+    }
+
+    /// Groups joined, for ethtool.
+    fn groups_joined(&self) -> u64 {
+        bh::disabled(|| self.tables.lock().joined().count() as u64)
     }
 }
 
@@ -196,18 +364,24 @@ impl PagefillNetdev {
     fn teardown(dev: &Device<Self>) -> Result {
         let data = dev.data();
         data.misc.release();
-        data.napi.stop();
+        for q in data.queues.iter() {
+            q.napi.stop();
+        }
         // A device that is gone (unbound) holds nothing to hand back.
         let reset = match data.reset() {
             Err(e) if e != ENODEV => Err(e),
             _ => Ok(()),
         };
-        // Destroying the pool may sleep: drop what the locks hand back after
+        // Destroying a pool may sleep: drop what the locks hand back after
         // they are released.
-        let pool = bh::disabled(|| data.rx.lock().take(&data.rings));
-        drop(pool);
-        let slots = bh::disabled(|| data.tx.lock().stop(dev));
-        drop(slots);
+        for q in data.queues.iter() {
+            let pool = bh::disabled(|| q.rx.lock().take());
+            drop(pool);
+            let slots = bh::disabled(|| q.tx.lock().stop(dev));
+            drop(slots);
+        }
+        bh::disabled(|| *data.tables.lock() = Tables::new());
+        let _ = data.rings.clear();
         reset
     }
 
@@ -216,19 +390,41 @@ impl PagefillNetdev {
     /// are dropped and counted by the device).
     fn apply(dev: &Device<Self>, new: Settings) -> Result {
         let data = dev.data();
-        let old = core::mem::replace(&mut *data.settings.lock(), new);
-        if !bh::disabled(|| data.rx.lock().running()) {
+        let running = bh::disabled(|| data.queues[0].rx.lock().running());
+        if !running {
+            *data.settings.lock() = new;
             return Ok(());
         }
         Self::stop(dev)?;
+        let old = core::mem::replace(&mut *data.settings.lock(), new);
         if let Err(e) = Self::open(dev) {
             // Back to what worked, if it still does.
             *data.settings.lock() = old;
             Self::open(dev)?;
+            data.sync_groups();
             return Err(e);
         }
         data.sync_groups();
         Ok(())
+    }
+
+    /// Sets up queue pair `i` of `n` and joins nothing yet.
+    fn open_queue(dev: &Device<Self>, i: usize, n: u32, set: &Settings) -> Result {
+        let data = dev.data();
+        let q = &data.queues[i];
+        let slots = TxState::new_slots(set.tx_shift)?;
+        bh::disabled(|| q.tx.lock().install(slots, i as u32));
+        let pool = PagePool::new(
+            dev,
+            &q.napi,
+            set.rx.ring,
+            set.rx.buf_shift - abi::MIN_BUF_SHIFT,
+        )?;
+        bh::disabled(|| {
+            q.rx.lock()
+                .install(pool, set.rx.ring, data.node_id, i as u8, n)
+        });
+        q.napi.start(dev, q.irq, QUEUE_IRQ_NAMES[i], i as u32)
     }
 }
 
@@ -241,42 +437,32 @@ impl Operations for PagefillNetdev {
     fn open(dev: &Device<Self>) -> Result {
         let data = dev.data();
         let set = data.settings();
-        if !mtu_fits(dev.mtu(), set.rx.buf_shift) {
+        if !mtu_fits(dev.mtu(), set.rx.buf_shift) || set.queues > data.max_queues {
             return Err(EINVAL);
         }
         data.reset()?;
         // Allocations and interrupt requests may sleep: they happen before
         // the locks are taken and outside the registers' RCU read section.
-        let slots = TxState::new_slots(set.tx_shift)?;
-        bh::disabled(|| data.tx.lock().install(slots));
-        let started = data
-            .rings
-            .clear()
+        let started = dev
+            .set_real_num_queues(set.queues)
+            .and_then(|()| data.rings.clear())
             .and_then(|()| {
-                PagePool::new(
-                    dev,
-                    &data.napi,
-                    set.rx.ring,
-                    set.rx.buf_shift - abi::MIN_BUF_SHIFT,
-                )
+                (0..set.queues as usize)
+                    .try_for_each(|i| Self::open_queue(dev, i, set.queues, &set))
             })
-            .and_then(|pool| {
-                bh::disabled(|| {
-                    let mut rx = data.rx.lock();
-                    rx.install(pool, set.rx.ring, data.node_id);
-                    rx.join(&data.rings, DEFAULT_GROUP)
-                })
-            })
-            .and_then(|()| data.napi.start(dev, data.irq, c"pagefill", 0))
             .and_then(|()| data.misc.request(dev, data.misc_irq, c"pagefill-misc"))
             .and_then(|()| {
                 let bar = data.bar.try_access().ok_or(ENODEV)?;
                 bar.write32(set.coalesce_usecs, abi::reg::COALESCE_USECS);
-                let status = data.rings.enable(&bar, set.rx.buf_shift, set.tx_shift)?;
-                bar.write32(
-                    abi::arm::RX | abi::arm::TX,
-                    abi::reg::queue(0, abi::reg::Q_ARM),
-                );
+                let status =
+                    data.rings
+                        .enable(&bar, set.queues as usize, set.rx.buf_shift, set.tx_shift)?;
+                for i in 0..set.queues as usize {
+                    bar.try_write32(
+                        abi::arm::RX | abi::arm::TX,
+                        abi::reg::queue(i, abi::reg::Q_ARM),
+                    )?;
+                }
                 Ok(status)
             });
         let status = match started {
@@ -286,6 +472,9 @@ impl Operations for PagefillNetdev {
                 return Err(e);
             }
         };
+        // The default group, and the multicast list's once the core calls
+        // ndo_set_rx_mode right after this.
+        data.sync_groups();
         if status & abi::status::LINK_UP != 0 {
             dev.carrier_on();
         }
@@ -306,12 +495,21 @@ impl Operations for PagefillNetdev {
 
     fn start_xmit(skb: SkBuff, dev: &Device<Self>) -> TxOutcome {
         let data = dev.data();
-        let queued = data.tx.lock().xmit(dev, &data.rings, skb);
+        // The stack picks a queue among the real ones, which are the
+        // active pairs.
+        let i = usize::from(skb.queue_mapping());
+        let Some(q) = data.queues.get(i) else {
+            return TxOutcome::Ok;
+        };
+        let Ok(rings) = data.rings.queue(i) else {
+            return TxOutcome::Ok;
+        };
+        let queued = q.tx.lock().xmit(dev, rings, skb);
         match queued {
             Xmit::Queued(tail) => {
-                if !dev.xmit_more() || dev.tx_stopped() {
+                if !dev.xmit_more() || dev.tx_stopped(i as u32) {
                     if let Some(bar) = data.bar.try_access() {
-                        bar.write32(tail, abi::reg::queue(0, abi::reg::Q_TX_TAIL));
+                        let _ = bar.try_write32(tail, abi::reg::queue(i, abi::reg::Q_TX_TAIL));
                     }
                 }
                 TxOutcome::Ok
@@ -322,10 +520,10 @@ impl Operations for PagefillNetdev {
     }
 
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64<'_>) {
-        let rx = bh::disabled(|| dev.data().rx.lock().stats);
+        let rx = dev.data().rx_stats();
         stats.add_rx(rx.packets, rx.bytes, rx.dropped);
         stats.add_rx_errors(rx.bad);
-        let tx = bh::disabled(|| dev.data().tx.lock().stats);
+        let tx = dev.data().tx_stats();
         stats.add_tx(tx.packets, tx.bytes, tx.dropped);
     }
 
@@ -338,8 +536,13 @@ impl Operations for PagefillNetdev {
         Ok(())
     }
 
-    fn queue_stats_rx(dev: &Device<Self>, _idx: u32) -> QueueStatsRx {
-        let rx = bh::disabled(|| dev.data().rx.lock().stats);
+    fn queue_stats_rx(dev: &Device<Self>, idx: u32) -> QueueStatsRx {
+        let rx = dev
+            .data()
+            .queues
+            .get(idx as usize)
+            .map(|q| bh::disabled(|| q.rx.lock().stats))
+            .unwrap_or_default();
         QueueStatsRx {
             packets: rx.packets,
             bytes: rx.bytes,
@@ -347,8 +550,13 @@ impl Operations for PagefillNetdev {
         }
     }
 
-    fn queue_stats_tx(dev: &Device<Self>, _idx: u32) -> QueueStatsTx {
-        let tx = bh::disabled(|| dev.data().tx.lock().stats);
+    fn queue_stats_tx(dev: &Device<Self>, idx: u32) -> QueueStatsTx {
+        let tx = dev
+            .data()
+            .queues
+            .get(idx as usize)
+            .map(|q| bh::disabled(|| q.tx.lock().stats))
+            .unwrap_or_default();
         QueueStatsTx {
             packets: tx.packets,
             bytes: tx.bytes,
@@ -383,22 +591,24 @@ const DEVICE_COUNTERS: [usize; 8] = [
 
 impl EthtoolOps for PagefillNetdev {
     const DRIVER: &'static CStr = c"pagefill";
-    const STATS: &'static [&'static CStr] = &[
-        c"rx0_packets",
-        c"rx0_bytes",
-        c"rx0_dropped",
-        c"rx0_bad_completions",
-        c"rx0_starved",
-        c"rx0_xon_doorbells",
-        c"rx0_page_alloc_failed",
-        c"rx0_copybreak",
-        c"rx0_frags",
-        c"rx0_buffers_allocated",
-        c"rx0_buffers_recycled",
-        c"tx0_packets",
-        c"tx0_bytes",
-        c"tx0_dropped",
-        c"tx0_bad_completions",
+    const QUEUE_STATS: &'static [(&'static str, &'static str)] = &[
+        ("rx", "packets"),
+        ("rx", "bytes"),
+        ("rx", "dropped"),
+        ("rx", "bad_completions"),
+        ("rx", "starved"),
+        ("rx", "xon_doorbells"),
+        ("rx", "page_alloc_failed"),
+        ("rx", "copybreak"),
+        ("rx", "frags"),
+        ("rx", "buffers_allocated"),
+        ("rx", "buffers_recycled"),
+        ("tx", "packets"),
+        ("tx", "bytes"),
+        ("tx", "dropped"),
+        ("tx", "bad_completions"),
+    ];
+    const DEVICE_STATS: &'static [&'static CStr] = &[
         c"groups_joined",
         c"group_join_failed",
         c"device_fatal_errors",
@@ -416,13 +626,37 @@ impl EthtoolOps for PagefillNetdev {
         dev.data().link_mbps
     }
 
+    fn stat_queues(dev: &Device<Self>) -> u32 {
+        dev.data().settings().queues
+    }
+
     fn stats(dev: &Device<Self>, out: &mut [u64]) {
         let data = dev.data();
-        let (rx, joined) = bh::disabled(|| {
-            let rx = data.rx.lock();
-            (rx.stats, rx.joined_groups().count() as u64)
-        });
-        let tx = bh::disabled(|| data.tx.lock().stats);
+        let mut out = out.iter_mut();
+        for q in data.queues.iter().take(Self::stat_queues(dev) as usize) {
+            let rx = bh::disabled(|| q.rx.lock().stats);
+            let tx = bh::disabled(|| q.tx.lock().stats);
+            let values = [
+                rx.packets,
+                rx.bytes,
+                rx.dropped,
+                rx.bad,
+                rx.starved,
+                rx.xon,
+                rx.alloc_failed,
+                rx.copybreak,
+                rx.frags,
+                rx.buf_alloc,
+                rx.buf_recycled,
+                tx.packets,
+                tx.bytes,
+                tx.dropped,
+                tx.bad,
+            ];
+            for (v, o) in Iterator::zip(values.into_iter(), &mut out) {
+                *o = v;
+            }
+        }
         let mut device = [0u64; DEVICE_COUNTERS.len()];
         if let Some(bar) = data.bar.try_access() {
             for (v, reg) in device.iter_mut().zip(DEVICE_COUNTERS) {
@@ -430,30 +664,12 @@ impl EthtoolOps for PagefillNetdev {
             }
         }
         let values = [
-            rx.packets,
-            rx.bytes,
-            rx.dropped,
-            rx.bad,
-            rx.starved,
-            rx.xon,
-            rx.alloc_failed,
-            rx.copybreak,
-            rx.frags,
-            rx.buf_alloc,
-            rx.buf_recycled,
-            tx.packets,
-            tx.bytes,
-            tx.dropped,
-            tx.bad,
-            joined,
+            data.groups_joined(),
             data.join_failed.load(Ordering::Relaxed),
             data.fatal_errors.load(Ordering::Relaxed),
         ];
-        for (o, v) in out
-            .iter_mut()
-            .zip(Iterator::chain(values.iter(), device.iter()))
-        {
-            *o = *v;
+        for (o, v) in Iterator::zip(out, Iterator::chain(values.into_iter(), device)) {
+            *o = v;
         }
     }
 
@@ -513,18 +729,21 @@ impl EthtoolOps for PagefillNetdev {
         Ok(())
     }
 
-    fn channels(_dev: &Device<Self>) -> Channels {
+    fn channels(dev: &Device<Self>) -> Channels {
+        let data = dev.data();
         Channels {
-            max_combined: 1,
-            combined: 1,
+            max_combined: data.max_queues,
+            combined: data.settings().queues,
         }
     }
 
-    fn set_channels(_dev: &Device<Self>, ch: &Channels) -> Result {
-        if ch.combined != 1 {
+    fn set_channels(dev: &Device<Self>, ch: &Channels) -> Result {
+        if !(1..=dev.data().max_queues).contains(&ch.combined) {
             return Err(EINVAL);
         }
-        Ok(())
+        let mut new = dev.data().settings();
+        new.queues = ch.combined;
+        Self::apply(dev, new)
     }
 }
 
@@ -554,24 +773,35 @@ impl Handler for PagefillNetdev {
 impl Poll for PagefillNetdev {
     fn poll(dev: &Device<Self>, napi: &Napi, budget: i32) -> i32 {
         let data = dev.data();
-        data.tx.lock().clean(dev, &data.rings);
+        let Some(i) = data
+            .queues
+            .iter()
+            .position(|q| core::ptr::eq(&q.napi, napi))
+        else {
+            return 0;
+        };
+        let q = &data.queues[i];
+        if let Ok(rings) = data.rings.queue(i) {
+            q.tx.lock().clean(dev, rings);
+        }
         let bar = data.bar.try_access();
-        let (work, resync) = {
-            let mut rx = data.rx.lock();
+        let (work, retired) = {
+            let mut rx = q.rx.lock();
             let work = rx.poll(dev, napi, &data.rings, budget);
             if let Some(bar) = &bar {
                 rx.take_xons(|id| bar.write32(id, abi::reg::XON));
             }
-            (work, rx.take_resync())
+            (work, rx.take_retired())
         };
-        if resync {
+        // A group that finished leaving may be wanted again.
+        if retired != 0 && data.tables.lock().release(retired) {
             data.sync_groups();
         }
         if work < budget && napi.complete_done(work) {
             if let Some(bar) = &bar {
-                bar.write32(
+                let _ = bar.try_write32(
                     abi::arm::RX | abi::arm::TX,
-                    abi::reg::queue(0, abi::reg::Q_ARM),
+                    abi::reg::queue(i, abi::reg::Q_ARM),
                 );
             }
         }

@@ -164,36 +164,69 @@ void pagefill_tx_unmap(struct net_device *dev, dma_addr_t dma,
 	dma_unmap_single(dev->dev.parent, dma, len, DMA_TO_DEVICE);
 }
 
-/* Queue 0 is the only transmit queue so far. */
-void pagefill_tx_sent(struct net_device *dev, unsigned int bytes)
+/*
+ * Transmit queue @q of @dev, or NULL if the device has no such queue: the
+ * Rust callers pass a queue number, and a wrong one must not index past the
+ * device's queue array.
+ */
+static struct netdev_queue *pagefill_txq(struct net_device *dev,
+					 unsigned int q)
 {
-	netdev_tx_sent_queue(netdev_get_tx_queue(dev, 0), bytes);
+	return q < dev->num_tx_queues ? netdev_get_tx_queue(dev, q) : NULL;
 }
 
-void pagefill_tx_completed(struct net_device *dev, unsigned int pkts,
-			   unsigned int bytes)
+void pagefill_tx_sent(struct net_device *dev, unsigned int q,
+		      unsigned int bytes)
 {
-	netdev_tx_completed_queue(netdev_get_tx_queue(dev, 0), pkts, bytes);
+	struct netdev_queue *txq = pagefill_txq(dev, q);
+
+	if (txq)
+		netdev_tx_sent_queue(txq, bytes);
 }
 
-void pagefill_tx_reset(struct net_device *dev)
+void pagefill_tx_completed(struct net_device *dev, unsigned int q,
+			   unsigned int pkts, unsigned int bytes)
 {
-	netdev_tx_reset_queue(netdev_get_tx_queue(dev, 0));
+	struct netdev_queue *txq = pagefill_txq(dev, q);
+
+	if (txq)
+		netdev_tx_completed_queue(txq, pkts, bytes);
 }
 
-void pagefill_tx_stop(struct net_device *dev)
+void pagefill_tx_reset(struct net_device *dev, unsigned int q)
 {
-	netif_stop_queue(dev);
+	struct netdev_queue *txq = pagefill_txq(dev, q);
+
+	if (txq)
+		netdev_tx_reset_queue(txq);
 }
 
-void pagefill_tx_wake(struct net_device *dev)
+void pagefill_tx_stop(struct net_device *dev, unsigned int q)
 {
-	netif_wake_queue(dev);
+	struct netdev_queue *txq = pagefill_txq(dev, q);
+
+	if (txq)
+		netif_tx_stop_queue(txq);
 }
 
-bool pagefill_tx_stopped(struct net_device *dev)
+void pagefill_tx_wake(struct net_device *dev, unsigned int q)
 {
-	return netif_queue_stopped(dev);
+	struct netdev_queue *txq = pagefill_txq(dev, q);
+
+	if (txq)
+		netif_tx_wake_queue(txq);
+}
+
+bool pagefill_tx_stopped(struct net_device *dev, unsigned int q)
+{
+	struct netdev_queue *txq = pagefill_txq(dev, q);
+
+	return !txq || netif_tx_queue_stopped(txq);
+}
+
+u16 pagefill_skb_queue_mapping(const struct sk_buff *skb)
+{
+	return skb_get_queue_mapping(skb);
 }
 
 bool pagefill_xmit_more(void)

@@ -85,28 +85,36 @@ impl pci::Driver for PagefillDriver {
             id.max_buf_shift,
             id.link_mbps
         );
+        // Queue pairs: the device's, as far as MSI-X vectors go (one each,
+        // after the misc vector).
+        let max_queues = (id.max_queues as usize).clamp(1, abi::MAX_QUEUES);
+        let msix = pci::IrqTypes::default().with(pci::IrqType::MsiX);
+        let vectors = pdev.alloc_irq_vectors(2, 1 + max_queues as u32, msix)?;
+        let max_queues = max_queues.min(vectors.len() - 1);
+        let misc_irq = kernel::irq::IrqRequest::from(vectors.index(abi::MISC_VECTOR.into())?).irq();
+        let mut queue_irqs = [0; abi::MAX_QUEUES];
+        for (i, irq) in queue_irqs.iter_mut().enumerate().take(max_queues) {
+            let v = rings::queue_vector(i) as usize;
+            *irq = kernel::irq::IrqRequest::from(vectors.index(v)?).irq();
+        }
         let cfg = net::netdev::Config {
-            tx_queues: 1,
-            rx_queues: 1,
+            tx_queues: max_queues as u32,
+            rx_queues: max_queues as u32,
             mac: id.mac,
             mtu: 1500,
             min_mtu: 68,
             max_mtu: netdev::MAX_MTU,
         };
-        let rings = rings::Rings::new(pdev.as_ref())?;
-        // Vector 0 is the misc vector, 1 queue 0's.
-        let msix = pci::IrqTypes::default().with(pci::IrqType::MsiX);
-        let vectors = pdev.alloc_irq_vectors(2, 2, msix)?;
-        let misc_irq = kernel::irq::IrqRequest::from(vectors.index(abi::MISC_VECTOR.into())?).irq();
-        let irq = kernel::irq::IrqRequest::from(vectors.index(1)?).irq();
-        let data = netdev::NetdevData::new(
-            bar.into_devres()?,
+        let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;
+        let data = netdev::NetdevData::new(netdev::Probed {
+            bar: bar.into_devres()?,
             rings,
-            irq,
+            queue_irqs,
+            max_queues: max_queues as u32,
             misc_irq,
-            id.link_mbps,
-            id.node,
-        );
+            link_mbps: id.link_mbps,
+            node_id: id.node,
+        });
         let netdev = net::netdev::Registration::new(pdev.as_ref(), &cfg, data)?;
         Ok(PagefillDevice {
             pdev,

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The host memory the NIC shares with the driver: the master table, the
-//! node tables of the groups the interface joins, the completion ring, the
-//! transmit ring and the queue status block, allocated once at probe as
-//! coherent DMA memory.
+//! node tables of the groups the interface joins, and per queue pair the
+//! completion ring, the transmit ring and the queue status block, allocated
+//! once at probe as coherent DMA memory.
 //!
 //! Node tables come from one block of [`MAX_JOINED`] tables (256 bytes
 //! each): a joined group takes one, an unjoined group costs only its master
@@ -28,17 +28,16 @@ pub(crate) const TX_SHIFT_DEFAULT: u32 = 9;
 pub(crate) const TX_SHIFT_MAX: u32 = 12;
 /// Groups an interface can join at once: node tables allocated at probe.
 pub(crate) const MAX_JOINED: usize = 64;
-/// The MSI-X vector of queue 0 (0 is the misc vector).
-const QUEUE0_VECTOR: u32 = 1;
+/// The MSI-X vector of queue pair `q` (0 is the misc vector).
+pub(crate) const fn queue_vector(q: usize) -> u32 {
+    q as u32 + 1
+}
 
 /// 64-bit words of a completion entry.
 const CQE_WORDS: usize = abi::rx_cqe::SIZE / 8;
 
-/// The shared memory of one NIC.
-pub(crate) struct Rings {
-    master: Coherent<[u64]>,
-    /// [`MAX_JOINED`] node tables of [`abi::MAX_NODES`] entries each.
-    tables: Coherent<[u64]>,
+/// The rings of one queue pair.
+pub(crate) struct QueueRings {
     /// Completion entries as 64-bit words, little endian as the device
     /// writes them (the driver targets little-endian hosts; see
     /// [`RawCqe`]).
@@ -47,6 +46,14 @@ pub(crate) struct Rings {
     /// the start of it.
     tx: Coherent<[u64]>,
     qsb: Coherent<[u32]>,
+}
+
+/// The shared memory of one NIC.
+pub(crate) struct Rings {
+    master: Coherent<[u64]>,
+    /// [`MAX_JOINED`] node tables of [`abi::MAX_NODES`] entries each.
+    tables: Coherent<[u64]>,
+    queues: KVec<QueueRings>,
 }
 
 /// A completion entry as read from the ring, not yet validated.
@@ -62,13 +69,9 @@ pub(crate) struct RawCqe {
     pub(crate) flags: u8,
 }
 
-impl Rings {
-    /// Allocates the tables and rings, zeroed: no group joined, no buffer
-    /// posted, every completion entry with phase 0 (not yet written).
-    pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
+impl QueueRings {
+    fn new(dev: &Device<Bound>) -> Result<Self> {
         Ok(Self {
-            master: Coherent::zeroed_slice(dev, abi::MAX_GROUPS, GFP_KERNEL)?,
-            tables: Coherent::zeroed_slice(dev, MAX_JOINED * abi::MAX_NODES, GFP_KERNEL)?,
             cq: Coherent::zeroed_slice(dev, CQE_WORDS << CQ_SHIFT, GFP_KERNEL)?,
             tx: Coherent::zeroed_slice(dev, (abi::tx_desc::SIZE / 8) << TX_SHIFT_MAX, GFP_KERNEL)?,
             qsb: Coherent::zeroed_slice(dev, abi::qsb::SIZE / 4, GFP_KERNEL)?,
@@ -76,55 +79,15 @@ impl Rings {
     }
 
     /// Clears what a previous run left: completions (a reset device starts
-    /// again at entry 0, phase 1), the status block, the master table and
-    /// every node table.
-    pub(crate) fn clear(&self) -> Result {
+    /// again at entry 0, phase 1) and the status block.
+    fn clear(&self) -> Result {
         for i in 0..self.cq.len() {
             io_write!(&self.cq, [try: i], 0);
         }
         for i in 0..self.qsb.len() {
             io_write!(&self.qsb, [try: i], 0);
         }
-        for i in 0..self.master.len() {
-            io_write!(&self.master, [try: i], 0);
-        }
-        for i in 0..self.tables.len() {
-            io_write!(&self.tables, [try: i], 0);
-        }
         Ok(())
-    }
-
-    /// Points group `group`'s master entry at node table `table` (joins
-    /// the group), or with `None` clears it (the device stops looking).
-    pub(crate) fn set_master(&self, group: u16, table: Option<usize>) -> Result {
-        let addr = match table {
-            Some(t) if t < MAX_JOINED => {
-                self.tables.dma_address() + (t * abi::NODE_TABLE_BYTES) as u64
-            }
-            Some(_) => return Err(EINVAL),
-            None => 0,
-        };
-        io_write!(&self.master, [try: usize::from(group)], addr);
-        Ok(())
-    }
-
-    /// Writes buffer `addr` into source node `node`'s entry of node table
-    /// `table` (0 empties it).
-    pub(crate) fn post(&self, table: usize, node: usize, addr: u64) -> Result {
-        if table >= MAX_JOINED || node >= abi::MAX_NODES {
-            return Err(EINVAL);
-        }
-        io_write!(&self.tables, [try: table * abi::MAX_NODES + node], addr);
-        Ok(())
-    }
-
-    /// Reads source node `node`'s entry of node table `table`: 0 once the
-    /// device took the buffer posted there.
-    pub(crate) fn entry(&self, table: usize, node: usize) -> Result<u64> {
-        if table >= MAX_JOINED || node >= abi::MAX_NODES {
-            return Err(EINVAL);
-        }
-        Ok(io_read!(&self.tables, [try: table * abi::MAX_NODES + node]))
     }
 
     /// Whether completion `index` (free running) is new: its phase bit is
@@ -186,13 +149,90 @@ impl Rings {
         io_write!(&self.qsb, [try: abi::qsb::RX_CONSUMED / 4], count);
         Ok(())
     }
+}
 
-    /// Programs the device with this memory, buffers of 2^`buf_shift`
-    /// bytes and a transmit ring of 2^`tx_shift` entries, and enables it;
-    /// returns the status register afterwards.
-    pub(crate) fn enable(&self, bar: &Bar0<'_>, buf_shift: u32, tx_shift: u32) -> Result<u32> {
+impl Rings {
+    /// Allocates the tables and the rings of `queues` queue pairs, zeroed:
+    /// no group joined, no buffer posted, every completion entry with phase
+    /// 0 (not yet written).
+    pub(crate) fn new(dev: &Device<Bound>, queues: usize) -> Result<Self> {
+        let mut q = KVec::with_capacity(queues, GFP_KERNEL)?;
+        for _ in 0..queues {
+            q.push(QueueRings::new(dev)?, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            master: Coherent::zeroed_slice(dev, abi::MAX_GROUPS, GFP_KERNEL)?,
+            tables: Coherent::zeroed_slice(dev, MAX_JOINED * abi::MAX_NODES, GFP_KERNEL)?,
+            queues: q,
+        })
+    }
+
+    /// The rings of queue pair `q`.
+    pub(crate) fn queue(&self, q: usize) -> Result<&QueueRings> {
+        self.queues.get(q).ok_or(EINVAL)
+    }
+
+    /// Clears what a previous run left: every queue's completions and
+    /// status block, the master table and every node table.
+    pub(crate) fn clear(&self) -> Result {
+        for q in self.queues.iter() {
+            q.clear()?;
+        }
+        for i in 0..self.master.len() {
+            io_write!(&self.master, [try: i], 0);
+        }
+        for i in 0..self.tables.len() {
+            io_write!(&self.tables, [try: i], 0);
+        }
+        Ok(())
+    }
+
+    /// Points group `group`'s master entry at node table `table` (joins
+    /// the group), or with `None` clears it (the device stops looking).
+    pub(crate) fn set_master(&self, group: u16, table: Option<usize>) -> Result {
+        let addr = match table {
+            Some(t) if t < MAX_JOINED => {
+                self.tables.dma_address() + (t * abi::NODE_TABLE_BYTES) as u64
+            }
+            Some(_) => return Err(EINVAL),
+            None => 0,
+        };
+        io_write!(&self.master, [try: usize::from(group)], addr);
+        Ok(())
+    }
+
+    /// Writes buffer `addr` into source node `node`'s entry of node table
+    /// `table` (0 empties it).
+    pub(crate) fn post(&self, table: usize, node: usize, addr: u64) -> Result {
+        if table >= MAX_JOINED || node >= abi::MAX_NODES {
+            return Err(EINVAL);
+        }
+        io_write!(&self.tables, [try: table * abi::MAX_NODES + node], addr);
+        Ok(())
+    }
+
+    /// Reads source node `node`'s entry of node table `table`: 0 once the
+    /// device took the buffer posted there.
+    pub(crate) fn entry(&self, table: usize, node: usize) -> Result<u64> {
+        if table >= MAX_JOINED || node >= abi::MAX_NODES {
+            return Err(EINVAL);
+        }
+        Ok(io_read!(&self.tables, [try: table * abi::MAX_NODES + node]))
+    }
+
+    /// Programs the device with this memory for `queues` queue pairs,
+    /// buffers of 2^`buf_shift` bytes and transmit rings of 2^`tx_shift`
+    /// entries, and enables it; returns the status register afterwards.
+    pub(crate) fn enable(
+        &self,
+        bar: &Bar0<'_>,
+        queues: usize,
+        buf_shift: u32,
+        tx_shift: u32,
+    ) -> Result<u32> {
         if !(abi::MIN_RING_SHIFT..=TX_SHIFT_MAX).contains(&tx_shift)
             || !(abi::MIN_BUF_SHIFT..=abi::MAX_BUF_SHIFT).contains(&buf_shift)
+            || !(1..=self.queues.len()).contains(&queues)
         {
             return Err(EINVAL);
         }
@@ -201,20 +241,24 @@ impl Rings {
         bar.write32(lo, abi::reg::MASTER_LO);
         bar.write32(hi, abi::reg::MASTER_HI);
         bar.write32(buf_shift, abi::reg::BUF_SHIFT);
-        bar.write32(1, abi::reg::NUM_QUEUES);
-        let q = |r| abi::reg::queue(0, r);
-        let (lo, hi) = lo_hi(self.cq.dma_address());
-        bar.write32(lo, q(abi::reg::Q_CQ_LO));
-        bar.write32(hi, q(abi::reg::Q_CQ_HI));
-        bar.write32(CQ_SHIFT, q(abi::reg::Q_CQ_SHIFT));
-        let (lo, hi) = lo_hi(self.tx.dma_address());
-        bar.write32(lo, q(abi::reg::Q_TX_LO));
-        bar.write32(hi, q(abi::reg::Q_TX_HI));
-        bar.write32(tx_shift, q(abi::reg::Q_TX_SHIFT));
-        let (lo, hi) = lo_hi(self.qsb.dma_address());
-        bar.write32(lo, q(abi::reg::Q_QSB_LO));
-        bar.write32(hi, q(abi::reg::Q_QSB_HI));
-        bar.write32(QUEUE0_VECTOR | QUEUE0_VECTOR << 8, q(abi::reg::Q_VECTORS));
+        bar.write32(queues as u32, abi::reg::NUM_QUEUES);
+        for (i, q) in self.queues.iter().take(queues).enumerate() {
+            let reg = |r| abi::reg::queue(i, r);
+            let w = |v: u32, r| bar.try_write32(v, reg(r));
+            let (lo, hi) = lo_hi(q.cq.dma_address());
+            w(lo, abi::reg::Q_CQ_LO)?;
+            w(hi, abi::reg::Q_CQ_HI)?;
+            w(CQ_SHIFT, abi::reg::Q_CQ_SHIFT)?;
+            let (lo, hi) = lo_hi(q.tx.dma_address());
+            w(lo, abi::reg::Q_TX_LO)?;
+            w(hi, abi::reg::Q_TX_HI)?;
+            w(tx_shift, abi::reg::Q_TX_SHIFT)?;
+            let (lo, hi) = lo_hi(q.qsb.dma_address());
+            w(lo, abi::reg::Q_QSB_LO)?;
+            w(hi, abi::reg::Q_QSB_HI)?;
+            let v = queue_vector(i);
+            w(v | v << 8, abi::reg::Q_VECTORS)?;
+        }
         bar.write32(abi::ctrl::ENABLE, abi::reg::CTRL);
         let status = bar.read32(abi::reg::STATUS);
         if status & abi::status::FATAL != 0 {

@@ -90,6 +90,23 @@ pub(crate) struct RxStats {
     pub(crate) buf_recycled: u64,
 }
 
+impl RxStats {
+    /// Adds `o`'s counts to these.
+    pub(crate) fn add(&mut self, o: &Self) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.dropped += o.dropped;
+        self.bad += o.bad;
+        self.starved += o.starved;
+        self.xon += o.xon;
+        self.alloc_failed += o.alloc_failed;
+        self.copybreak += o.copybreak;
+        self.frags += o.frags;
+        self.buf_alloc += o.buf_alloc;
+        self.buf_recycled += o.buf_recycled;
+    }
+}
+
 /// Receive settings, from ethtool.
 #[derive(Clone, Copy)]
 pub(crate) struct RxConfig {
@@ -112,8 +129,13 @@ impl RxConfig {
 pub(crate) struct RxState {
     pool: Option<PagePool>,
     groups: KVec<Group>,
-    /// Table slots in use (bit per table).
-    tables_used: u64,
+    /// Node tables of groups this queue finished leaving (bit per table),
+    /// for the caller to release.
+    retired: u64,
+    /// This queue pair's index, and how many are in use: the device steers
+    /// stream (group, node) to queue `stream_queue(group, node, num_queues)`.
+    queue: u8,
+    num_queues: u32,
     /// Buffers posted or held by the device.
     outstanding: u32,
     ring: u32,
@@ -124,9 +146,6 @@ pub(crate) struct RxState {
     own_node: u8,
     /// Completions consumed, free running.
     head: u32,
-    /// The joined groups should be compared with the wanted ones again (a
-    /// group finished leaving, or a join had to wait for that).
-    resync: bool,
     pub(crate) stats: RxStats,
 }
 
@@ -137,25 +156,36 @@ impl RxState {
         Self {
             pool: None,
             groups: KVec::new(),
-            tables_used: 0,
+            retired: 0,
+            queue: 0,
+            num_queues: 1,
             outstanding: 0,
             ring: RxConfig::DEFAULT.ring,
             cursor: 0,
             own_node: 0,
             head: 0,
-            resync: false,
             stats: RxStats::default(),
         }
     }
 
     /// Starts receiving into `pool`'s buffers from completion 0, with at
-    /// most `ring` buffers with the device, for the NIC of node id
-    /// `own_node`. `rings` must be cleared.
-    pub(crate) fn install(&mut self, pool: PagePool, ring: u32, own_node: u8) {
+    /// most `ring` buffers with the device, as queue `queue` of
+    /// `num_queues` of the NIC of node id `own_node`. The rings must be
+    /// cleared.
+    pub(crate) fn install(
+        &mut self,
+        pool: PagePool,
+        ring: u32,
+        own_node: u8,
+        queue: u8,
+        num_queues: u32,
+    ) {
         self.own_node = own_node;
+        self.queue = queue;
+        self.num_queues = num_queues;
         self.pool = Some(pool);
         self.groups.clear();
-        self.tables_used = 0;
+        self.retired = 0;
         self.outstanding = 0;
         self.ring = ring;
         self.cursor = 0;
@@ -165,10 +195,9 @@ impl RxState {
     /// Takes every buffer (the device was reset, so it holds none) and the
     /// pool back, for the caller to drop outside the lock (destroying a pool
     /// may sleep). The groups' buffers return to the pool here.
-    pub(crate) fn take(&mut self, rings: &Rings) -> Option<PagePool> {
-        let _ = rings.clear();
+    pub(crate) fn take(&mut self) -> Option<PagePool> {
         self.groups.clear();
-        self.tables_used = 0;
+        self.retired = 0;
         self.outstanding = 0;
         self.pool.take()
     }
@@ -178,88 +207,66 @@ impl RxState {
         self.pool.is_some()
     }
 
-    /// Asks for the groups to be synced again from NAPI.
-    pub(crate) fn want_resync(&mut self) {
-        self.resync = true;
+    /// The source nodes of `group` whose streams the device steers to
+    /// this queue (bit per node), less this NIC's own.
+    fn nodes_of(&self, group: u16) -> u32 {
+        let mut mask = 0;
+        for node in 0..abi::MAX_NODES as u8 {
+            if node != self.own_node
+                && abi::stream_queue(group, node, self.num_queues) == u32::from(self.queue)
+            {
+                mask |= 1 << node;
+            }
+        }
+        mask
     }
 
-    /// Whether the groups should be synced again; clears the request.
-    pub(crate) fn take_resync(&mut self) -> bool {
-        core::mem::take(&mut self.resync)
-    }
-
-    /// Whether `group` is joined (and not being left).
-    pub(crate) fn joined(&self, group: u16) -> bool {
-        self.groups.iter().any(|g| g.id == group && !g.leaving)
-    }
-
-    /// The groups joined, in join order.
-    pub(crate) fn joined_groups(&self) -> impl Iterator<Item = u16> + '_ {
-        self.groups.iter().filter(|g| !g.leaving).map(|g| g.id)
-    }
-
-    /// Joins `group`: takes a node table, posts a buffer for every source
-    /// node (within the ring limit; the others wait), then publishes the
-    /// table in the master entry. Callable in atomic context.
-    pub(crate) fn join(&mut self, rings: &Rings, group: u16) -> Result {
-        if usize::from(group) >= abi::MAX_GROUPS || self.pool.is_none() {
+    /// Joins `group` with node table `table`: posts a buffer for every
+    /// source node whose stream comes to this queue (within the ring
+    /// limit; the others wait). The caller publishes the table in the
+    /// master entry once every queue has joined. Callable in atomic context.
+    pub(crate) fn join(&mut self, rings: &Rings, group: u16, table: usize) -> Result {
+        if usize::from(group) >= abi::MAX_GROUPS || table >= MAX_JOINED || self.pool.is_none() {
             return Err(EINVAL);
         }
         if self.groups.iter().any(|g| g.id == group) {
-            // Joined, or still handing buffers back after a leave: the
-            // caller tries again later.
             return Err(EBUSY);
         }
-        let table = (!self.tables_used).trailing_zeros() as usize;
-        if table >= MAX_JOINED {
-            return Err(ENOSPC);
-        }
+        let nodes = self.nodes_of(group);
         for node in 0..abi::MAX_NODES {
-            rings.post(table, node, 0)?;
+            if nodes & (1 << node) != 0 {
+                rings.post(table, node, 0)?;
+            }
         }
         self.groups.push(
             Group {
                 id: group,
                 table,
                 slots: Default::default(),
-                waiting: !(1u32 << (self.own_node % 32)),
+                waiting: nodes,
                 starved: 0,
                 xon: 0,
                 leaving: false,
             },
             GFP_ATOMIC,
         )?;
-        self.tables_used |= 1 << table;
         self.fill_waiting(rings);
-        rings.set_master(group, Some(table))
+        Ok(())
     }
 
-    /// Leaves `group`, in two steps around the device: `unpublish` clears
-    /// the master entry; the caller then has the device flush the group
-    /// (after which it no longer reads the table) and calls
-    /// [`Self::reclaim`].
-    pub(crate) fn unpublish(&mut self, rings: &Rings, group: u16) -> Result {
-        let g = self
-            .groups
-            .iter_mut()
-            .find(|g| g.id == group && !g.leaving)
-            .ok_or(ENOENT)?;
+    /// Leaves `group`: the caller cleared its master entry and had the
+    /// device flush it, after which the device no longer reads the table.
+    /// Takes back the buffers still posted; the ones the device holds come
+    /// back with completions, and the group goes when the last has.
+    pub(crate) fn leave(&mut self, rings: &Rings, group: u16) {
+        let Some(idx) = self.groups.iter().position(|g| g.id == group && !g.leaving) else {
+            return;
+        };
+        let g = &mut self.groups[idx];
         g.leaving = true;
         g.waiting = 0;
         g.starved = 0;
         g.xon = 0;
-        rings.set_master(group, None)
-    }
-
-    /// Second step of a leave: the device flushed `group` and reads its
-    /// table no more. Takes back the buffers still posted; the ones the
-    /// device holds come back with completions, and the group goes when the
-    /// last has.
-    pub(crate) fn reclaim(&mut self, rings: &Rings, group: u16) {
-        let Some(idx) = self.groups.iter().position(|g| g.id == group && g.leaving) else {
-            return;
-        };
-        let g = &mut self.groups[idx];
         for (node, slot) in g.slots.iter_mut().enumerate() {
             // An empty entry whose buffer is still marked posted was taken
             // by the device; the completion that says so is on its way.
@@ -272,18 +279,22 @@ impl RxState {
         self.retire_if_done(idx);
     }
 
+    /// Node tables this queue let go since the last call (bit per table).
+    pub(crate) fn take_retired(&mut self) -> u64 {
+        core::mem::take(&mut self.retired)
+    }
+
     /// Frees a leaving group's table once it holds no buffer.
     fn retire_if_done(&mut self, idx: usize) {
         let Some(g) = self.groups.get(idx) else {
             return;
         };
         if g.leaving && g.holds_nothing() {
-            self.tables_used &= !(1u64 << g.table);
+            self.retired |= 1u64 << g.table;
             // Order does not matter: swap the last group into the gap.
             let last = self.groups.len() - 1;
             self.groups.swap(idx, last);
             self.groups.truncate(last);
-            self.resync = true;
         }
     }
 
@@ -354,13 +365,16 @@ impl RxState {
         rings: &Rings,
         budget: i32,
     ) -> i32 {
+        let Ok(qr) = rings.queue(usize::from(self.queue)) else {
+            return 0;
+        };
         let mut work = 0;
         while work < budget {
-            match rings.cq_ready(self.head) {
+            match qr.cq_ready(self.head) {
                 Ok(true) => {}
                 _ => break,
             }
-            let Ok(cqe) = rings.cq_read(self.head) else {
+            let Ok(cqe) = qr.cq_read(self.head) else {
                 break;
             };
             // A buffer's frames go up together: leave it for the next poll
@@ -372,7 +386,7 @@ impl RxState {
             work += self.completion(dev, napi, rings, &cqe).max(1);
         }
         self.fill_waiting(rings);
-        let _ = rings.set_consumed(self.head);
+        let _ = qr.set_consumed(self.head);
         work
     }
 
@@ -399,7 +413,13 @@ impl RxState {
     ) -> i32 {
         let node = usize::from(cqe.node);
         let gi = self.groups.iter().position(|g| g.id == cqe.group);
-        let (Some(gi), true, 0) = (gi, node < abi::MAX_NODES, cqe.queue) else {
+        // The stream must be one the device steers to this queue.
+        let steered = abi::stream_queue(cqe.group, cqe.node, self.num_queues);
+        let (Some(gi), true, true) = (
+            gi,
+            node < abi::MAX_NODES,
+            cqe.queue == self.queue && steered == u32::from(self.queue),
+        ) else {
             self.stats.bad += 1;
             return 0;
         };

@@ -10,7 +10,7 @@ use crate::abi;
 use crate::groups;
 use crate::net::netdev::{Device, Operations};
 use crate::net::skb::{SkBuff, TxMapped};
-use crate::rings::Rings;
+use crate::rings::QueueRings;
 
 /// Transmit counters.
 #[derive(Default, Clone, Copy)]
@@ -20,6 +20,16 @@ pub(crate) struct TxStats {
     pub(crate) dropped: u64,
     /// Done counts from the device that made no sense.
     pub(crate) bad: u64,
+}
+
+impl TxStats {
+    /// Adds `o`'s counts to these.
+    pub(crate) fn add(&mut self, o: &Self) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.dropped += o.dropped;
+        self.bad += o.bad;
+    }
 }
 
 /// The transmit ring's host side.
@@ -32,6 +42,8 @@ pub(crate) struct TxState {
     clean: u32,
     /// Descriptors in the ring, as a power of two.
     shift: u32,
+    /// The queue pair's index, which is also the stack's transmit queue.
+    queue: u32,
     pub(crate) stats: TxStats,
 }
 
@@ -52,6 +64,7 @@ impl TxState {
             tail: 0,
             clean: 0,
             shift: 0,
+            queue: 0,
             stats: TxStats::default(),
         }
     }
@@ -67,9 +80,10 @@ impl TxState {
         Ok(slots)
     }
 
-    /// Starts transmitting from descriptor 0 with `slots` (a power of two
-    /// of them, from [`Self::new_slots`]).
-    pub(crate) fn install(&mut self, slots: KVec<Option<TxMapped>>) {
+    /// Starts transmitting on queue `queue` from descriptor 0 with `slots`
+    /// (a power of two of them, from [`Self::new_slots`]).
+    pub(crate) fn install(&mut self, slots: KVec<Option<TxMapped>>, queue: u32) {
+        self.queue = queue;
         self.shift = slots.len().trailing_zeros();
         self.slots = slots;
         self.tail = 0;
@@ -90,7 +104,7 @@ impl TxState {
                 self.stats.dropped += 1;
             }
         }
-        dev.tx_reset();
+        dev.tx_reset(self.queue);
         core::mem::take(&mut self.slots)
     }
 
@@ -98,11 +112,11 @@ impl TxState {
     pub(crate) fn xmit<T: Operations>(
         &mut self,
         dev: &Device<T>,
-        rings: &Rings,
+        rings: &QueueRings,
         mut skb: SkBuff,
     ) -> Xmit {
         if self.slots.is_empty() || self.tail.wrapping_sub(self.clean) >= self.ring() {
-            dev.tx_stop();
+            dev.tx_stop(self.queue);
             return Xmit::Busy(skb);
         }
         let len = skb.len();
@@ -133,15 +147,15 @@ impl TxState {
         let slot = (idx & (self.ring() - 1)) as usize;
         self.slots[slot] = Some(frame);
         self.tail = idx.wrapping_add(1);
-        dev.tx_sent(len);
+        dev.tx_sent(self.queue, len);
         if self.tail.wrapping_sub(self.clean) >= self.ring() {
-            dev.tx_stop();
+            dev.tx_stop(self.queue);
         }
         Xmit::Queued(self.tail)
     }
 
     /// Frees what the device completed; wakes the queue if it had stopped.
-    pub(crate) fn clean<T: Operations>(&mut self, dev: &Device<T>, rings: &Rings) {
+    pub(crate) fn clean<T: Operations>(&mut self, dev: &Device<T>, rings: &QueueRings) {
         let Ok(done) = rings.tx_done() else {
             return;
         };
@@ -164,9 +178,9 @@ impl TxState {
         if pkts > 0 {
             self.stats.packets += u64::from(pkts);
             self.stats.bytes += u64::from(bytes);
-            dev.tx_completed(pkts, bytes);
-            if dev.tx_stopped() && self.tail.wrapping_sub(self.clean) < self.ring() / 2 {
-                dev.tx_wake();
+            dev.tx_completed(self.queue, pkts, bytes);
+            if dev.tx_stopped(self.queue) && self.tail.wrapping_sub(self.clean) < self.ring() / 2 {
+                dev.tx_wake(self.queue);
             }
         }
     }

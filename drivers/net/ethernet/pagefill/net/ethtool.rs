@@ -26,9 +26,15 @@ pub trait EthtoolOps: Operations {
     const DRIVER: &'static CStr;
     /// Link speed in Mb/s, for `ethtool DEV`.
     fn speed(dev: &Device<Self>) -> u32;
-    /// Names of the statistics of `ethtool -S`, in order.
-    const STATS: &'static [&'static CStr];
-    /// Fills `out` (`STATS.len()` values) with the statistics.
+    /// Statistics of each queue, as (direction, name): `ethtool -S` shows
+    /// them as `{direction}{queue}_{name}`, e.g. `rx0_packets`.
+    const QUEUE_STATS: &'static [(&'static str, &'static str)];
+    /// Statistics of the device as a whole, shown after the queues'.
+    const DEVICE_STATS: &'static [&'static CStr];
+    /// Queues whose statistics `ethtool -S` shows.
+    fn stat_queues(dev: &Device<Self>) -> u32;
+    /// Fills `out` with the statistics: `QUEUE_STATS` for each of
+    /// `stat_queues` queues in turn, then `DEVICE_STATS`.
     fn stats(dev: &Device<Self>, out: &mut [u64]);
     /// Ring sizes and their limits, for `ethtool -g`.
     fn rings(dev: &Device<Self>) -> Rings;
@@ -74,18 +80,43 @@ pub struct Channels {
 /// `ETHTOOL_COALESCE_RX_USECS`.
 const COALESCE_RX_USECS: u32 = 1 << 0;
 
-/// Copies `src` into `dst` as a NUL-terminated string, truncated to fit.
-fn copy_cstr(dst: &mut [c_char], src: &CStr) {
-    let bytes = src.to_bytes();
-    let n = bytes.len().min(dst.len().saturating_sub(1));
-    let mut i = 0;
-    while i < n {
-        dst[i] = bytes[i] as c_char;
-        i += 1;
+/// Writes `parts` one after the other into `dst` as a NUL-terminated
+/// string, truncated to fit.
+fn write_parts(dst: &mut [c_char], parts: &[&[u8]]) {
+    let room = dst.len().saturating_sub(1);
+    let mut n = 0;
+    for b in parts.iter().flat_map(|p| p.iter()) {
+        if n == room {
+            break;
+        }
+        dst[n] = *b as c_char;
+        n += 1;
     }
     if let Some(z) = dst.get_mut(n) {
         *z = 0;
     }
+}
+
+/// The decimal digits of `v`, in a buffer and its used length.
+fn decimal(mut v: u32) -> ([u8; 10], usize) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let len = buf.len() - i;
+    buf.copy_within(i.., 0);
+    (buf, len)
+}
+
+/// Copies `src` into `dst` as a NUL-terminated string, truncated to fit.
+fn copy_cstr(dst: &mut [c_char], src: &CStr) {
+    write_parts(dst, &[src.to_bytes()]);
 }
 
 /// The `ethtool_ops` table of `T`.
@@ -123,15 +154,21 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         0
     }
 
+    /// Statistics `ethtool -S` shows for `dev`.
+    fn stats_len(dev: &Device<T>) -> usize {
+        T::stat_queues(dev) as usize * T::QUEUE_STATS.len() + T::DEVICE_STATS.len()
+    }
+
     /// # Safety
     ///
     /// `dev` registered for `T`.
     unsafe extern "C" fn get_sset_count(
-        _dev: *mut kernel::bindings::net_device,
+        dev: *mut kernel::bindings::net_device,
         sset: c_int,
     ) -> c_int {
         if sset as u32 == ETH_SS_STATS {
-            T::STATS.len() as c_int
+            // SAFETY: the ethtool core passes a registered device.
+            Self::stats_len(unsafe { Device::<T>::from_raw_ptr(dev) }) as c_int
         } else {
             -(kernel::bindings::EOPNOTSUPP as c_int)
         }
@@ -139,26 +176,37 @@ impl<T: EthtoolOps> EthtoolTable<T> {
 
     /// # Safety
     ///
-    /// `data` must hold `get_sset_count(sset)` strings of `ETH_GSTRING_LEN`.
+    /// `dev` registered for `T`; `data` must hold `get_sset_count(sset)`
+    /// strings of `ETH_GSTRING_LEN` (the core calls both under RTNL, so the
+    /// count cannot change in between).
     unsafe extern "C" fn get_strings(
-        _dev: *mut kernel::bindings::net_device,
+        dev: *mut kernel::bindings::net_device,
         sset: u32,
         data: *mut u8,
     ) {
         if sset != ETH_SS_STATS {
             return;
         }
+        // SAFETY: the ethtool core passes a registered device.
+        let dev = unsafe { Device::<T>::from_raw_ptr(dev) };
+        let len = Self::stats_len(dev);
         // SAFETY: the core sized `data` from `get_sset_count`.
         let out = unsafe {
-            core::slice::from_raw_parts_mut(data.cast::<c_char>(), T::STATS.len() * ETH_GSTRING_LEN)
+            core::slice::from_raw_parts_mut(data.cast::<c_char>(), len * ETH_GSTRING_LEN)
         };
-        let mut i = 0;
-        while i < T::STATS.len() {
-            let start = i * ETH_GSTRING_LEN;
-            if let Some(slot) = out.get_mut(start..start + ETH_GSTRING_LEN) {
-                copy_cstr(slot, T::STATS[i]);
+        let mut slots = out.chunks_exact_mut(ETH_GSTRING_LEN);
+        for q in 0..T::stat_queues(dev) {
+            let (digits, n) = decimal(q);
+            for (dir, name) in T::QUEUE_STATS {
+                if let Some(slot) = slots.next() {
+                    write_parts(slot, &[dir.as_bytes(), &digits[..n], b"_", name.as_bytes()]);
+                }
             }
-            i += 1;
+        }
+        for name in T::DEVICE_STATS {
+            if let Some(slot) = slots.next() {
+                copy_cstr(slot, name);
+            }
         }
     }
 
@@ -171,13 +219,11 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         _stats: *mut kernel::bindings::ethtool_stats,
         data: *mut u64,
     ) {
-        // SAFETY: as documented above.
-        let (dev, out) = unsafe {
-            (
-                Device::<T>::from_raw_ptr(dev),
-                core::slice::from_raw_parts_mut(data, T::STATS.len()),
-            )
-        };
+        // SAFETY: the ethtool core passes a registered device.
+        let dev = unsafe { Device::<T>::from_raw_ptr(dev) };
+        // SAFETY: `data` holds `get_sset_count` values, which is this
+        // length (the core holds RTNL across both calls).
+        let out = unsafe { core::slice::from_raw_parts_mut(data, Self::stats_len(dev)) };
         out.fill(0);
         T::stats(dev, out);
     }

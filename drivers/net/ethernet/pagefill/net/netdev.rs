@@ -285,41 +285,53 @@ impl<T: Operations> Device<T> {
         unsafe { ffi::pagefill_netif_tx_disable(self.as_raw()) }
     }
 
-    /// Stops transmit queue 0: the ring is full.
-    pub fn tx_stop(&self) {
-        // SAFETY: the device is valid (type invariant).
-        unsafe { ffi::pagefill_tx_stop(self.as_raw()) }
+    /// Stops transmit queue `q`: its ring is full.
+    pub fn tx_stop(&self, q: u32) {
+        // SAFETY: the device is valid (type invariant); the helper ignores a
+        // queue the device does not have.
+        unsafe { ffi::pagefill_tx_stop(self.as_raw(), q) }
     }
 
-    /// Wakes transmit queue 0: the ring has room again.
-    pub fn tx_wake(&self) {
-        // SAFETY: the device is valid (type invariant).
-        unsafe { ffi::pagefill_tx_wake(self.as_raw()) }
+    /// Wakes transmit queue `q`: its ring has room again.
+    pub fn tx_wake(&self, q: u32) {
+        // SAFETY: the device is valid; the helper ignores a queue it lacks.
+        unsafe { ffi::pagefill_tx_wake(self.as_raw(), q) }
     }
 
-    /// Whether transmit queue 0 is stopped.
-    pub fn tx_stopped(&self) -> bool {
-        // SAFETY: the device is valid (type invariant).
-        unsafe { ffi::pagefill_tx_stopped(self.as_raw()) }
+    /// Whether transmit queue `q` is stopped.
+    pub fn tx_stopped(&self, q: u32) -> bool {
+        // SAFETY: the device is valid; the helper ignores a queue it lacks.
+        unsafe { ffi::pagefill_tx_stopped(self.as_raw(), q) }
     }
 
-    /// Byte queue limits: `bytes` were queued to the device on queue 0.
-    pub fn tx_sent(&self, bytes: u32) {
-        // SAFETY: the device is valid; called from `ndo_start_xmit` under
-        // the queue's lock, as BQL requires.
-        unsafe { ffi::pagefill_tx_sent(self.as_raw(), bytes) }
+    /// Byte queue limits: `bytes` were queued to the device on queue `q`.
+    /// Called from `ndo_start_xmit` for that queue (under its lock).
+    pub fn tx_sent(&self, q: u32, bytes: u32) {
+        // SAFETY: the device is valid; the helper ignores a queue it lacks;
+        // the caller holds the queue's transmit lock, as BQL requires.
+        unsafe { ffi::pagefill_tx_sent(self.as_raw(), q, bytes) }
     }
 
-    /// Byte queue limits: `pkts` frames of `bytes` completed on queue 0.
-    pub fn tx_completed(&self, pkts: u32, bytes: u32) {
-        // SAFETY: the device is valid (type invariant).
-        unsafe { ffi::pagefill_tx_completed(self.as_raw(), pkts, bytes) }
+    /// Byte queue limits: `pkts` frames of `bytes` completed on queue `q`.
+    pub fn tx_completed(&self, q: u32, pkts: u32, bytes: u32) {
+        // SAFETY: the device is valid; the helper ignores a queue it lacks.
+        unsafe { ffi::pagefill_tx_completed(self.as_raw(), q, pkts, bytes) }
     }
 
-    /// Byte queue limits: forget what was in flight (the ring was reset).
-    pub fn tx_reset(&self) {
-        // SAFETY: the device is valid (type invariant).
-        unsafe { ffi::pagefill_tx_reset(self.as_raw()) }
+    /// Byte queue limits: forget what was in flight on queue `q` (its ring
+    /// was reset).
+    pub fn tx_reset(&self, q: u32) {
+        // SAFETY: the device is valid; the helper ignores a queue it lacks.
+        unsafe { ffi::pagefill_tx_reset(self.as_raw(), q) }
+    }
+
+    /// Sets how many receive and transmit queues the stack uses (at most
+    /// as many as the device was allocated with). Called under RTNL
+    /// (`ndo_open`, ethtool).
+    pub fn set_real_num_queues(&self, n: u32) -> Result {
+        // SAFETY: the device is valid; RTNL is held by the caller, as the
+        // core requires for a registered device.
+        to_result(unsafe { ffi::netif_set_real_num_queues(self.as_raw(), n, n) })
     }
 
     /// Whether the stack has more frames coming right after this one, so

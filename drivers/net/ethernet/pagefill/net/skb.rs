@@ -80,6 +80,12 @@ impl SkBuff {
         self.len() == 0
     }
 
+    /// The transmit queue the stack picked for the frame.
+    pub fn queue_mapping(&self) -> u16 {
+        // SAFETY: the skb is valid (type invariant).
+        unsafe { ffi::pagefill_skb_queue_mapping(self.as_raw()) }
+    }
+
     /// The linear part of the frame (all of it once linearised).
     pub fn head(&self) -> &[u8] {
         let mut len = 0;
