@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# upstream.sh PAGEFILL_KO TEST...: the kernel's own driver selftests
+# (tools/testing/selftests/drivers/net, run from the kernel source the guest
+# kernel was built from) in HW mode against pagefill: NETIF is the first
+# pagefill NIC, the remote end the second one in network namespace "peer"
+# (REMOTE_TYPE=netns). Each TEST is a path under drivers/net, e.g. ping.py
+# or hw/irq.py. One KTAP line per test: ok, not ok, or SKIP when the test
+# exits with kselftest's skip code (4); the test's own output follows as
+# comments.
+. "$(dirname "$0")/ktap.sh"
+ko=$1
+shift
+ktap_plan $#
+insmod "$ko"
+pf_pair
+ip addr add 2001:db8::1/64 dev "$a" nodad
+ip -n peer addr add 2001:db8::2/64 dev "$b" nodad
+ksrc=$(readlink -f "$pf_kdir/source")
+export NETIF="$a" LOCAL_V4=192.0.2.1 REMOTE_V4=192.0.2.2 \
+	LOCAL_V6=2001:db8::1 REMOTE_V6=2001:db8::2 REMOTE_TYPE=netns REMOTE_ARGS=peer \
+	PYTHONDONTWRITEBYTECODE=1 KSFT_MACHINE_SLOW=1
+cd "$ksrc/tools/testing/selftests/drivers/net" || exit 1
+for t in "$@"; do
+	out=/tmp/upstream.out
+	dir=$(dirname "$t")
+	case $t in
+	*.py) (cd "$dir" && timeout 900 python3 "./$(basename "$t")") >"$out" 2>&1 ;;
+	*.sh) (cd "$dir" && timeout 900 bash "./$(basename "$t")") >"$out" 2>&1 ;;
+	esac
+	rc=$?
+	sed 's/^/# /' "$out"
+	case $rc in
+	0) ktap_ok "upstream $t" ;;
+	4) ktap_skip "upstream $t" "$(grep -m1 -i 'skip' "$out" | cut -c1-120)" ;;
+	*) ktap_not_ok "upstream $t (exit $rc)" ;;
+	esac
+done
+ip netns del peer
+rmmod pagefill
+ktap_finish
