@@ -34,20 +34,21 @@ carrier_cycles() {
 ktap_check "$dev has carrier: the enabled device reports link up, again after down/up" carrier_cycles
 
 max=$(ip -d link show "$dev" | sed -n 's/.* maxmtu \([0-9]*\).*/\1/p')
-# 9202: the fabric's 9216-byte frame less the Ethernet header; a 4 KiB
-# buffer holds a frame of MTU 4074 with its record header.
+# 9202: the fabric's 9216-byte frame less the Ethernet header. A 4 KiB
+# buffer holds a frame of MTU 4074 with its record header; a larger MTU
+# brings larger buffers.
+buflen() { ethtool -g "$dev" | sed -n '/^Current/,$p' | sed -n 's/^RX Buf Len:[[:space:]]*//p'; }
 mtu_limits() {
 	[ "$max" -eq 9202 ] &&
-		ip link set "$dev" mtu 4074 &&
-		! ip link set "$dev" mtu 4075 2>/dev/null &&
-		ethtool -G "$dev" rx-buf-len 16384 &&
-		ip link set "$dev" mtu "$max" &&
+		ip link set "$dev" mtu 4074 && [ "$(buflen)" = 4096 ] &&
+		ip link set "$dev" mtu 4075 && [ "$(buflen)" = 8192 ] &&
+		ip link set "$dev" mtu "$max" && [ "$(buflen)" = 16384 ] &&
 		! ip link set "$dev" mtu $((max + 1)) 2>/dev/null &&
 		! ip link set "$dev" mtu 67 2>/dev/null &&
 		[ "$(cat /sys/class/net/$dev/mtu)" -eq "$max" ] &&
-		ip link set "$dev" mtu 1500 && ethtool -G "$dev" rx-buf-len 4096
+		ip link set "$dev" mtu 1500 && ethtool -G "$dev" rx-buf-len 4096 && [ "$(buflen)" = 4096 ]
 }
-ktap_check "MTU 68..4074 with 4 KiB buffers, up to 9202 with 16 KiB ones" mtu_limits
+ktap_check "MTU 68..9202; above 4074 the buffers grow to hold a frame (8 KiB, 16 KiB)" mtu_limits
 
 rebind() {
 	echo "$bdf" >"$drv/unbind" && [ -z "$(ifname "$bdf")" ] &&

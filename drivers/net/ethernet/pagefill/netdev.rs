@@ -355,6 +355,13 @@ fn mtu_fits(mtu: u32, buf_shift: u32) -> bool {
     abi::record::size(mtu as usize + ETH_HLEN) <= 1 << buf_shift
 }
 
+/// The smallest buffer size (as a power of two) that holds a frame of an
+/// `mtu`-byte payload, if a pool can serve it.
+fn buf_shift_for(mtu: u32) -> Option<u32> {
+    let max = (abi::MIN_BUF_SHIFT + PagePool::MAX_ORDER).min(abi::MAX_BUF_SHIFT);
+    (abi::MIN_BUF_SHIFT..=max).find(|s| mtu_fits(mtu, *s))
+}
+
 /// The pagefill interface's operations.
 pub(crate) struct PagefillNetdev;
 
@@ -389,6 +396,11 @@ impl PagefillNetdev {
     /// is up it restarts with them (the device is reset, so frames it held
     /// are dropped and counted by the device).
     fn apply(dev: &Device<Self>, new: Settings) -> Result {
+        Self::apply_with_mtu(dev, new, dev.mtu())
+    }
+
+    /// [`Self::apply`] for an interface about to have MTU `mtu`.
+    fn apply_with_mtu(dev: &Device<Self>, new: Settings, mtu: u32) -> Result {
         let data = dev.data();
         let running = bh::disabled(|| data.queues[0].rx.lock().running());
         if !running {
@@ -397,10 +409,10 @@ impl PagefillNetdev {
         }
         Self::stop(dev)?;
         let old = core::mem::replace(&mut *data.settings.lock(), new);
-        if let Err(e) = Self::open(dev) {
+        if let Err(e) = Self::start(dev, mtu) {
             // Back to what worked, if it still does.
             *data.settings.lock() = old;
-            Self::open(dev)?;
+            Self::start(dev, dev.mtu())?;
             data.sync_groups();
             return Err(e);
         }
@@ -408,36 +420,12 @@ impl PagefillNetdev {
         Ok(())
     }
 
-    /// Sets up queue pair `i` of `n` and joins nothing yet.
-    fn open_queue(dev: &Device<Self>, i: usize, n: u32, set: &Settings) -> Result {
-        let data = dev.data();
-        let q = &data.queues[i];
-        let slots = TxState::new_slots(set.tx_shift)?;
-        bh::disabled(|| q.tx.lock().install(slots, i as u32));
-        let pool = PagePool::new(
-            dev,
-            &q.napi,
-            set.rx.ring,
-            set.rx.buf_shift - abi::MIN_BUF_SHIFT,
-        )?;
-        bh::disabled(|| {
-            q.rx.lock()
-                .install(pool, set.rx.ring, data.node_id, i as u8, n)
-        });
-        q.napi.start(dev, q.irq, QUEUE_IRQ_NAMES[i], i as u32)
-    }
-}
-
-#[vtable]
-impl Operations for PagefillNetdev {
-    type Data = NetdevData;
-    const ETHTOOL: Option<&'static kernel::bindings::ethtool_ops> =
-        Some(&EthtoolTable::<Self>::TABLE);
-
-    fn open(dev: &Device<Self>) -> Result {
+    /// Brings the interface up as for MTU `mtu` (`ndo_open`, and restarts
+    /// with new settings).
+    fn start(dev: &Device<Self>, mtu: u32) -> Result {
         let data = dev.data();
         let set = data.settings();
-        if !mtu_fits(dev.mtu(), set.rx.buf_shift) || set.queues > data.max_queues {
+        if !mtu_fits(mtu, set.rx.buf_shift) || set.queues > data.max_queues {
             return Err(EINVAL);
         }
         data.reset()?;
@@ -487,6 +475,36 @@ impl Operations for PagefillNetdev {
         Ok(())
     }
 
+    /// Sets up queue pair `i` of `n` and joins nothing yet.
+    fn open_queue(dev: &Device<Self>, i: usize, n: u32, set: &Settings) -> Result {
+        let data = dev.data();
+        let q = &data.queues[i];
+        let slots = TxState::new_slots(set.tx_shift)?;
+        bh::disabled(|| q.tx.lock().install(slots, i as u32));
+        let pool = PagePool::new(
+            dev,
+            &q.napi,
+            set.rx.ring,
+            set.rx.buf_shift - abi::MIN_BUF_SHIFT,
+        )?;
+        bh::disabled(|| {
+            q.rx.lock()
+                .install(pool, set.rx.ring, data.node_id, i as u8, n)
+        });
+        q.napi.start(dev, q.irq, QUEUE_IRQ_NAMES[i], i as u32)
+    }
+}
+
+#[vtable]
+impl Operations for PagefillNetdev {
+    type Data = NetdevData;
+    const ETHTOOL: Option<&'static kernel::bindings::ethtool_ops> =
+        Some(&EthtoolTable::<Self>::TABLE);
+
+    fn open(dev: &Device<Self>) -> Result {
+        Self::start(dev, dev.mtu())
+    }
+
     fn stop(dev: &Device<Self>) -> Result {
         dev.tx_disable();
         dev.carrier_off();
@@ -528,12 +546,15 @@ impl Operations for PagefillNetdev {
     }
 
     fn change_mtu(dev: &Device<Self>, mtu: u32) -> Result {
-        // The buffers must hold a whole frame: larger MTUs need larger
-        // buffers first (`ethtool -G DEV rx-buf-len`).
-        if !mtu_fits(mtu, dev.data().settings().rx.buf_shift) {
-            return Err(EINVAL);
+        // The buffers must hold a whole frame: a larger MTU brings larger
+        // buffers (restarting a running interface); a smaller one keeps
+        // them (`ethtool -G rx-buf-len` lowers them).
+        let mut new = dev.data().settings();
+        if mtu_fits(mtu, new.rx.buf_shift) {
+            return Ok(());
         }
-        Ok(())
+        new.rx.buf_shift = buf_shift_for(mtu).ok_or(EINVAL)?;
+        Self::apply_with_mtu(dev, new, mtu)
     }
 
     fn queue_stats_rx(dev: &Device<Self>, idx: u32) -> QueueStatsRx {
