@@ -126,6 +126,9 @@ cmdline+=" init=$PF_TOP/scripts/guest-init.sh panic=-1 oops=panic"
 # mount the repository and the cache shares (their host paths), and the
 # kernel build (its source link leads tests to ynl and the selftests).
 cmdline+=" pf_top=$PF_TOP pf_cache=$PF_CACHE pf_kdir=$kdir"
+# The upstream selftests' install directory (scripts/build-selftests.sh),
+# when the caller built them.
+[ -z "${PAGEFILL_SELFTESTS:-}" ] || cmdline+=" pf_selftests=$PAGEFILL_SELFTESTS"
 cmdline+=" $append"
 
 pf_log "booting the $flavour kernel with $nics pagefill NIC(s)"

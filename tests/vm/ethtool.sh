@@ -43,11 +43,11 @@ ring() {
 pings() { ping -c 3 -i 0.2 -W 2 -s "${1:-56}" -M do 192.0.2.2 >/dev/null; }
 ktap_check "ethtool -g: rx 1024, tx 512, rx-buf-len 4096" \
 	[ "$(ring RX)" = 1024 ] && [ "$(ring TX)" = 512 ] && [ "$(ring 'RX Buf Len')" = 4096 ]
-set_rings() { ethtool -G "$a" rx 16 tx 100 && [ "$(ring RX)" = 16 ] && [ "$(ring TX)" = 128 ]; }
-ktap_check "ethtool -G rx 16 tx 100: rx 16, tx 128 (a power of two), traffic passes" \
+set_rings() { ethtool -G "$a" rx 64 tx 100 && [ "$(ring RX)" = 64 ] && [ "$(ring TX)" = 128 ]; }
+ktap_check "ethtool -G rx 64 tx 100: rx 64, tx 128 (a power of two), traffic passes" \
 	eval 'set_rings && pings'
-ktap_check "ethtool -G rx 0 and rx-buf-len 3000 are refused" \
-	eval '! ethtool -G "$a" rx 0 2>/dev/null && ! ethtool -G "$a" rx-buf-len 3000 2>/dev/null'
+ktap_check "ethtool -G rx 63 and rx-buf-len 3000 are refused" \
+	eval '! ethtool -G "$a" rx 63 2>/dev/null && ! ethtool -G "$a" rx-buf-len 3000 2>/dev/null'
 jumbo() {
 	ip link set "$a" mtu 9000 && ip -n peer link set "$b" mtu 9000 &&
 		[ "$(ring 'RX Buf Len')" = 16384 ] && pings 8000 &&

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # upstream.sh PAGEFILL_KO TEST...: the kernel's own driver selftests
-# (tools/testing/selftests/drivers/net, run from the kernel source the guest
-# kernel was built from) in HW mode against pagefill: NETIF is the first
+# (tools/testing/selftests/drivers/net of the source the guest kernel was
+# built from, installed by scripts/build-selftests.sh, which vm-run.sh passes
+# as pf_selftests when PAGEFILL_SELFTESTS is set) in HW mode against pagefill: NETIF is the first
 # pagefill NIC, the remote end the second one in network namespace "peer"
 # (REMOTE_TYPE=netns). Each TEST is a path under drivers/net, e.g. ping.py
 # or hw/irq.py. One KTAP line per test: ok, not ok, or SKIP when the test
@@ -14,14 +15,20 @@ ko=$1
 shift
 ktap_plan $#
 insmod "$ko"
+# The tests take the link down and up; the addresses must stay, as they do
+# on a configured host.
+sysctl -qw net.ipv6.conf.default.keep_addr_on_down=1 net.ipv6.conf.all.keep_addr_on_down=1
 pf_pair
+ip netns exec peer sysctl -qw net.ipv6.conf.all.keep_addr_on_down=1 \
+	net.ipv6.conf.$b.keep_addr_on_down=1
+sysctl -qw net.ipv6.conf.$a.keep_addr_on_down=1
 ip addr add 2001:db8::1/64 dev "$a" nodad
 ip -n peer addr add 2001:db8::2/64 dev "$b" nodad
-ksrc=$(readlink -f "$pf_kdir/source")
+[ -n "${pf_selftests:-}" ] || { echo "# PAGEFILL_SELFTESTS not set"; exit 1; }
 export NETIF="$a" LOCAL_V4=192.0.2.1 REMOTE_V4=192.0.2.2 \
 	LOCAL_V6=2001:db8::1 REMOTE_V6=2001:db8::2 REMOTE_TYPE=netns REMOTE_ARGS=peer \
 	PYTHONDONTWRITEBYTECODE=1 KSFT_MACHINE_SLOW=1
-cd "$ksrc/tools/testing/selftests/drivers/net" || exit 1
+cd "$pf_selftests/drivers/net" || exit 1
 for t in "$@"; do
 	out=/tmp/upstream.out
 	dir=$(dirname "$t")

@@ -121,7 +121,9 @@ impl RxConfig {
         ring: 1024,
         buf_shift: abi::MIN_BUF_SHIFT,
     };
-    pub(crate) const MIN_RING: u32 = 1;
+    /// Two buffers for each of the 31 other nodes of a group and a spare:
+    /// below that, a single busy group starves by design.
+    pub(crate) const MIN_RING: u32 = 64;
     pub(crate) const MAX_RING: u32 = 16384;
 }
 
