@@ -342,6 +342,12 @@ pub mod tx_desc {
     pub const GROUP: usize = 10;
     /// u8: [`super::tx_flags`].
     pub const FLAGS: usize = 12;
+    /// u8, first descriptor of a frame with [`super::tx_flags::CSUM`]:
+    /// where the checksum goes, in bytes from `CSUM_START`.
+    pub const CSUM_OFFSET: usize = 13;
+    /// u16, first descriptor of a frame with [`super::tx_flags::CSUM`]:
+    /// offset in the frame where checksumming starts.
+    pub const CSUM_START: usize = 14;
 }
 
 /// [`tx_desc::FLAGS`] bits.
@@ -350,6 +356,12 @@ pub mod tx_flags {
     pub const SOF: u8 = 1 << 0;
     /// Last descriptor of a frame.
     pub const EOF: u8 = 1 << 1;
+    /// On the first descriptor: the device sums the frame from `CSUM_START`
+    /// to its end (the Internet checksum, over what the host left in the
+    /// checksum field, typically the pseudo-header sum) and stores the
+    /// complement at `CSUM_START + CSUM_OFFSET` (0xffff for a zero), as
+    /// Linux's `CHECKSUM_PARTIAL` asks.
+    pub const CSUM: u8 = 1 << 2;
 }
 
 /// The queue status block: 64 bytes of host memory per queue pair, where the

@@ -22,6 +22,12 @@ struct net_device_ops;
 struct ethtool_ops;
 struct netdev_stat_ops;
 
+/* Offloads for pagefill_netdev_setup(). */
+enum pagefill_features {
+	PAGEFILL_F_SG = 1 << 0,
+	PAGEFILL_F_HW_CSUM = 1 << 1,
+};
+
 void *pagefill_netdev_priv(const struct net_device *dev);
 void pagefill_local_bh_disable(void);
 void pagefill_local_bh_enable(void);
@@ -31,7 +37,8 @@ void pagefill_dev_kfree_skb_any(struct sk_buff *skb);
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
 			   const struct ethtool_ops *eops,
-			   const struct netdev_stat_ops *sops, const u8 *mac,
+			   const struct netdev_stat_ops *sops, u32 features,
+			   const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
@@ -57,6 +64,14 @@ int pagefill_tx_map(struct net_device *dev, struct sk_buff *skb,
 		    dma_addr_t *dma);
 void pagefill_tx_unmap(struct net_device *dev, dma_addr_t dma,
 		       unsigned int len);
+unsigned int pagefill_skb_nr_frags(const struct sk_buff *skb);
+int pagefill_tx_map_frag(struct net_device *dev, struct sk_buff *skb,
+			 unsigned int i, dma_addr_t *dma, unsigned int *len);
+void pagefill_tx_unmap_frag(struct net_device *dev, dma_addr_t dma,
+			    unsigned int len);
+bool pagefill_skb_csum_partial(const struct sk_buff *skb, u32 *start,
+			       u32 *offset);
+int pagefill_skb_checksum_help(struct sk_buff *skb);
 void pagefill_tx_sent(struct net_device *dev, unsigned int q,
 		      unsigned int bytes);
 void pagefill_tx_completed(struct net_device *dev, unsigned int q,

@@ -55,6 +55,30 @@ struct Desc {
     len: u16,
     group: u16,
     flags: u8,
+    csum_offset: u8,
+    csum_start: u16,
+}
+
+/// Stores at `start + offset` the complement of the Internet checksum of
+/// `frame[start..]` (0xffff in place of 0); false if the field is not
+/// inside the frame.
+pub fn insert_checksum(frame: &mut [u8], start: usize, offset: usize) -> bool {
+    let field = start + offset;
+    if start >= frame.len() || field + 2 > frame.len() {
+        return false;
+    }
+    let mut sum: u32 = 0;
+    for pair in frame[start..].chunks(2) {
+        let word = u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]);
+        sum += u32::from(word);
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let folded = !(sum as u16);
+    let value = if folded == 0 { 0xffff } else { folded };
+    frame[field..field + 2].copy_from_slice(&value.to_be_bytes());
+    true
 }
 
 impl Nic {
@@ -77,6 +101,8 @@ impl Nic {
             len: u16_at(tx_desc::LEN),
             group: u16_at(tx_desc::GROUP),
             flags: d[tx_desc::FLAGS],
+            csum_offset: d[tx_desc::CSUM_OFFSET],
+            csum_start: u16_at(tx_desc::CSUM_START),
         })
     }
 
@@ -96,6 +122,7 @@ impl Nic {
             frame.clear();
             let mut idx = head;
             let mut group = None;
+            let mut csum = None;
             let mut bad = false;
             let mut complete = false;
             while idx != tail {
@@ -105,6 +132,9 @@ impl Nic {
                 idx = idx.wrapping_add(1);
                 if group.is_none() {
                     bad |= d.flags & tx_flags::SOF == 0;
+                    if d.flags & tx_flags::CSUM != 0 {
+                        csum = Some((usize::from(d.csum_start), usize::from(d.csum_offset)));
+                    }
                 }
                 let g = *group.get_or_insert(d.group);
                 bad |= d.group != g || usize::from(d.group) >= abi::MAX_GROUPS || d.len == 0;
@@ -128,6 +158,9 @@ impl Nic {
             }
             let group = group.unwrap_or(0);
             bad |= frame.len() < abi::MIN_FRAME_LEN;
+            if let (Some((start, offset)), false) = (csum, bad) {
+                bad |= !insert_checksum(&mut frame, start, offset);
+            }
             if bad {
                 self.counters.tx_bad_desc += u64::from(idx.wrapping_sub(head));
             } else if self.tx.paused(group) {

@@ -628,6 +628,8 @@ impl EthtoolOps for PagefillNetdev {
         ("tx", "bytes"),
         ("tx", "dropped"),
         ("tx", "bad_completions"),
+        ("tx", "sg_frames"),
+        ("tx", "csum_offload"),
     ];
     const DEVICE_STATS: &'static [&'static CStr] = &[
         c"groups_joined",
@@ -673,6 +675,8 @@ impl EthtoolOps for PagefillNetdev {
                 tx.bytes,
                 tx.dropped,
                 tx.bad,
+                tx.sg,
+                tx.csum,
             ];
             for (v, o) in Iterator::zip(values.into_iter(), &mut out) {
                 *o = v;

@@ -38,7 +38,8 @@ void pagefill_dev_kfree_skb_any(struct sk_buff *skb)
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
 			   const struct ethtool_ops *eops,
-			   const struct netdev_stat_ops *sops, const u8 *mac,
+			   const struct netdev_stat_ops *sops, u32 features,
+			   const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu)
 {
@@ -48,6 +49,11 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 		dev->ethtool_ops = eops;
 	if (sops)
 		dev->stat_ops = sops;
+	if (features & PAGEFILL_F_SG)
+		dev->hw_features |= NETIF_F_SG;
+	if (features & PAGEFILL_F_HW_CSUM)
+		dev->hw_features |= NETIF_F_HW_CSUM;
+	dev->features |= dev->hw_features;
 	eth_hw_addr_set(dev, mac);
 	dev->mtu = mtu;
 	dev->min_mtu = min_mtu;
@@ -149,7 +155,7 @@ bool pagefill_skb_is_nonlinear(const struct sk_buff *skb)
 	return skb_is_nonlinear(skb);
 }
 
-/* Maps a linear skb's data for the device to read. */
+/* Maps an skb's linear part for the device to read. */
 int pagefill_tx_map(struct net_device *dev, struct sk_buff *skb,
 		    dma_addr_t *dma)
 {
@@ -162,6 +168,50 @@ void pagefill_tx_unmap(struct net_device *dev, dma_addr_t dma,
 		       unsigned int len)
 {
 	dma_unmap_single(dev->dev.parent, dma, len, DMA_TO_DEVICE);
+}
+
+unsigned int pagefill_skb_nr_frags(const struct sk_buff *skb)
+{
+	return skb_shinfo(skb)->nr_frags;
+}
+
+/* Maps fragment @i of @skb for the device to read; its length in @len. */
+int pagefill_tx_map_frag(struct net_device *dev, struct sk_buff *skb,
+			 unsigned int i, dma_addr_t *dma, unsigned int *len)
+{
+	const skb_frag_t *frag;
+
+	if (i >= skb_shinfo(skb)->nr_frags)
+		return -EINVAL;
+	frag = &skb_shinfo(skb)->frags[i];
+	*len = skb_frag_size(frag);
+	*dma = skb_frag_dma_map(dev->dev.parent, frag, 0, *len, DMA_TO_DEVICE);
+	return dma_mapping_error(dev->dev.parent, *dma) ? -ENOMEM : 0;
+}
+
+void pagefill_tx_unmap_frag(struct net_device *dev, dma_addr_t dma,
+			    unsigned int len)
+{
+	dma_unmap_page(dev->dev.parent, dma, len, DMA_TO_DEVICE);
+}
+
+/*
+ * Whether the stack left the checksum to the device (CHECKSUM_PARTIAL), and
+ * if so where it starts in the frame and where, from there, it goes.
+ */
+bool pagefill_skb_csum_partial(const struct sk_buff *skb, u32 *start,
+			       u32 *offset)
+{
+	if (skb->ip_summed != CHECKSUM_PARTIAL)
+		return false;
+	*start = skb_checksum_start_offset(skb);
+	*offset = skb->csum_offset;
+	return true;
+}
+
+int pagefill_skb_checksum_help(struct sk_buff *skb)
+{
+	return skb_checksum_help(skb);
 }
 
 /*

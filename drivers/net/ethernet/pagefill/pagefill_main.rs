@@ -104,6 +104,7 @@ impl pci::Driver for PagefillDriver {
             mtu: 1500,
             min_mtu: 68,
             max_mtu: netdev::MAX_MTU,
+            features: net::netdev::Features::SG.with(net::netdev::Features::HW_CSUM),
         };
         let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;
         let data = netdev::NetdevData::new(netdev::Probed {

@@ -56,6 +56,16 @@ pub(crate) struct Rings {
     queues: KVec<QueueRings>,
 }
 
+/// A transmit descriptor to write.
+pub(crate) struct TxDesc {
+    pub(crate) addr: u64,
+    pub(crate) len: u16,
+    pub(crate) group: u16,
+    pub(crate) flags: u8,
+    pub(crate) csum_offset: u8,
+    pub(crate) csum_start: u16,
+}
+
 /// A completion entry as read from the ring, not yet validated.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RawCqe {
@@ -121,20 +131,17 @@ impl QueueRings {
     }
 
     /// Writes transmit descriptor `index` (free running) of a ring of
-    /// 2^`shift` entries: one whole frame of `len` bytes at `addr`, to
-    /// `group`.
-    pub(crate) fn tx_write(
-        &self,
-        index: u32,
-        shift: u32,
-        addr: u64,
-        len: u16,
-        group: u16,
-    ) -> Result {
+    /// 2^`shift` entries: `len` bytes at `addr` of a frame to `group`, with
+    /// `flags` ([`abi::tx_flags`]) and, for a first descriptor with
+    /// `CSUM`, where the checksum starts and goes.
+    pub(crate) fn tx_write(&self, index: u32, shift: u32, d: &TxDesc) -> Result {
         let base = (index & ((1 << shift) - 1)) as usize * (abi::tx_desc::SIZE / 8);
-        let flags = abi::tx_flags::SOF | abi::tx_flags::EOF;
-        io_write!(&self.tx, [try: base], addr);
-        let word = u64::from(len) | u64::from(group) << 16 | u64::from(flags) << 32;
+        io_write!(&self.tx, [try: base], d.addr);
+        let word = u64::from(d.len)
+            | u64::from(d.group) << 16
+            | u64::from(d.flags) << 32
+            | u64::from(d.csum_offset) << 40
+            | u64::from(d.csum_start) << 48;
         io_write!(&self.tx, [try: base + 1], word);
         Ok(())
     }

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The transmit path: one descriptor per frame, the frame's data mapped in
-//! place (no copy), a doorbell per batch (`xmit_more`), byte queue limits,
-//! and completions read from the queue status block in NAPI.
+//! The transmit path: a descriptor for the frame's linear part and one for
+//! each page fragment, all mapped in place (no copy), the checksum left to
+//! the device when the stack leaves it partial, a doorbell per batch
+//! (`xmit_more`), byte queue limits, and completions read from the queue
+//! status block in NAPI.
 
 use kernel::prelude::*;
 
 use crate::abi;
 use crate::groups;
 use crate::net::netdev::{Device, Operations};
-use crate::net::skb::{SkBuff, TxMapped};
-use crate::rings::QueueRings;
+use crate::net::skb::{SkBuff, TxMapped, TX_MAX_PARTS};
+use crate::rings::{QueueRings, TxDesc};
 
 /// Transmit counters.
 #[derive(Default, Clone, Copy)]
@@ -20,6 +22,10 @@ pub(crate) struct TxStats {
     pub(crate) dropped: u64,
     /// Done counts from the device that made no sense.
     pub(crate) bad: u64,
+    /// Frames sent as more than one part (linear part and fragments).
+    pub(crate) sg: u64,
+    /// Frames whose checksum the device inserted.
+    pub(crate) csum: u64,
 }
 
 impl TxStats {
@@ -29,13 +35,21 @@ impl TxStats {
         self.bytes += o.bytes;
         self.dropped += o.dropped;
         self.bad += o.bad;
+        self.sg += o.sg;
+        self.csum += o.csum;
     }
+}
+
+/// A frame in the ring: its mappings and how many descriptors it took.
+pub(crate) struct TxSlot {
+    frame: TxMapped,
+    descs: u32,
 }
 
 /// The transmit ring's host side.
 pub(crate) struct TxState {
-    /// The frame behind each descriptor until it completes.
-    slots: KVec<Option<TxMapped>>,
+    /// The frame starting at each descriptor, until it completes.
+    slots: KVec<Option<TxSlot>>,
     /// Descriptors written, free running.
     tail: u32,
     /// Descriptors completed, free running.
@@ -71,7 +85,7 @@ impl TxState {
 
     /// The empty slots of a ring of 2^`shift` descriptors; made outside
     /// the transmit lock (it allocates, which may sleep).
-    pub(crate) fn new_slots(shift: u32) -> Result<KVec<Option<TxMapped>>> {
+    pub(crate) fn new_slots(shift: u32) -> Result<KVec<Option<TxSlot>>> {
         let n = 1usize << shift;
         let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
         for _ in 0..n {
@@ -82,7 +96,7 @@ impl TxState {
 
     /// Starts transmitting on queue `queue` from descriptor 0 with `slots`
     /// (a power of two of them, from [`Self::new_slots`]).
-    pub(crate) fn install(&mut self, slots: KVec<Option<TxMapped>>, queue: u32) {
+    pub(crate) fn install(&mut self, slots: KVec<Option<TxSlot>>, queue: u32) {
         self.queue = queue;
         self.shift = slots.len().trailing_zeros();
         self.slots = slots;
@@ -97,15 +111,20 @@ impl TxState {
     /// Unmaps and frees every frame still in the ring (the device was reset
     /// or disabled, so it reads none of them any more) and returns the slots
     /// for the caller to free outside the lock.
-    pub(crate) fn stop<T: Operations>(&mut self, dev: &Device<T>) -> KVec<Option<TxMapped>> {
+    pub(crate) fn stop<T: Operations>(&mut self, dev: &Device<T>) -> KVec<Option<TxSlot>> {
         for slot in self.slots.iter_mut() {
-            if let Some(frame) = slot.take() {
-                frame.unmap(dev);
+            if let Some(s) = slot.take() {
+                s.frame.unmap(dev);
                 self.stats.dropped += 1;
             }
         }
         dev.tx_reset(self.queue);
         core::mem::take(&mut self.slots)
+    }
+
+    /// Descriptors free in the ring.
+    fn free(&self) -> u32 {
+        self.ring() - self.tail.wrapping_sub(self.clean)
     }
 
     /// Queues a frame for the device.
@@ -115,17 +134,36 @@ impl TxState {
         rings: &QueueRings,
         mut skb: SkBuff,
     ) -> Xmit {
-        if self.slots.is_empty() || self.tail.wrapping_sub(self.clean) >= self.ring() {
+        // Room for any frame is kept (the queue stops below otherwise);
+        // this is for a stack that sends anyway.
+        if self.slots.is_empty() || self.free() < TX_MAX_PARTS as u32 {
             dev.tx_stop(self.queue);
             return Xmit::Busy(skb);
         }
         let len = skb.len();
-        if !(abi::MIN_FRAME_LEN as u32..=abi::MAX_FRAME_LEN as u32).contains(&len)
-            || skb.linearize().is_err()
-        {
+        if !(abi::MIN_FRAME_LEN as u32..=abi::MAX_FRAME_LEN as u32).contains(&len) {
             self.stats.dropped += 1;
             return Xmit::Dropped;
         }
+        // More fragments than parts: one linear buffer (rare: short frames
+        // and GSO segments have few).
+        if skb.nr_frags() as usize + 1 > TX_MAX_PARTS && skb.linearize().is_err() {
+            self.stats.dropped += 1;
+            return Xmit::Dropped;
+        }
+        // The device takes a checksum offset of a byte; anything else (not
+        // seen from TCP or UDP) is done here.
+        let csum = match skb.csum_partial() {
+            Some((start, off)) => match (u16::try_from(start), u8::try_from(off)) {
+                (Ok(s), Ok(o)) => Some((s, o)),
+                _ if skb.checksum_help().is_ok() => None,
+                _ => {
+                    self.stats.dropped += 1;
+                    return Xmit::Dropped;
+                }
+            },
+            None => None,
+        };
         let group = groups::tx_group(skb.head());
         let frame = match skb.map_for_tx(dev) {
             Ok(f) => f,
@@ -135,20 +173,52 @@ impl TxState {
                 return Xmit::Dropped;
             }
         };
-        let idx = self.tail;
-        if rings
-            .tx_write(idx, self.shift, frame.dma_addr(), len as u16, group)
-            .is_err()
-        {
+        let first = self.tail;
+        let mut idx = first;
+        let parts = frame.parts().filter(|(_, l)| *l > 0).count();
+        let mut written = 0;
+        let mut ok = true;
+        for (addr, plen) in frame.parts().filter(|(_, l)| *l > 0) {
+            let mut flags = 0;
+            if written == 0 {
+                flags |= abi::tx_flags::SOF;
+                if csum.is_some() {
+                    flags |= abi::tx_flags::CSUM;
+                }
+            }
+            written += 1;
+            if written == parts {
+                flags |= abi::tx_flags::EOF;
+            }
+            let (csum_start, csum_offset) = csum.unwrap_or((0, 0));
+            let d = TxDesc {
+                addr,
+                len: plen as u16,
+                group,
+                flags,
+                csum_offset,
+                csum_start,
+            };
+            ok &= rings.tx_write(idx, self.shift, &d).is_ok();
+            idx = idx.wrapping_add(1);
+        }
+        if !ok || parts == 0 {
             frame.unmap(dev);
             self.stats.dropped += 1;
             return Xmit::Dropped;
         }
-        let slot = (idx & (self.ring() - 1)) as usize;
-        self.slots[slot] = Some(frame);
-        self.tail = idx.wrapping_add(1);
+        // The frame is freed at its first descriptor's completion's turn,
+        // once the device's done count passed all of its descriptors.
+        let slot = (first & (self.ring() - 1)) as usize;
+        self.slots[slot] = Some(TxSlot {
+            frame,
+            descs: parts as u32,
+        });
+        self.tail = idx;
+        self.stats.sg += u64::from(parts > 1);
+        self.stats.csum += u64::from(csum.is_some());
         dev.tx_sent(self.queue, len);
-        if self.tail.wrapping_sub(self.clean) >= self.ring() {
+        if self.free() < TX_MAX_PARTS as u32 {
             dev.tx_stop(self.queue);
         }
         Xmit::Queued(self.tail)
@@ -168,12 +238,24 @@ impl TxState {
         let (mut pkts, mut bytes) = (0u32, 0u32);
         while self.clean != done {
             let slot = (self.clean & (self.ring() - 1)) as usize;
-            if let Some(frame) = self.slots.get_mut(slot).and_then(Option::take) {
-                pkts += 1;
-                bytes += frame.len();
-                frame.unmap(dev);
+            let Some(Some(s)) = self.slots.get(slot) else {
+                // No frame starts here: a device that completed part of a
+                // frame (counted) or nothing to free.
+                self.stats.bad += 1;
+                self.clean = done;
+                break;
+            };
+            // A frame is freed once the device is past all of it.
+            if done.wrapping_sub(self.clean) < s.descs {
+                break;
             }
-            self.clean = self.clean.wrapping_add(1);
+            let descs = s.descs;
+            if let Some(s) = self.slots.get_mut(slot).and_then(Option::take) {
+                pkts += 1;
+                bytes += s.frame.len();
+                s.frame.unmap(dev);
+            }
+            self.clean = self.clean.wrapping_add(descs);
         }
         if pkts > 0 {
             self.stats.packets += u64::from(pkts);

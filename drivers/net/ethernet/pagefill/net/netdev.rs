@@ -486,6 +486,26 @@ pub struct Config {
     pub min_mtu: u32,
     /// Largest MTU the device accepts.
     pub max_mtu: u32,
+    /// Offloads the device offers (on at registration).
+    pub features: Features,
+}
+
+/// Offloads a device offers, as `NETIF_F_*` flags.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Features(u32);
+
+impl Features {
+    /// None.
+    pub const NONE: Self = Self(0);
+    /// Scatter-gather: frames may come as a head and page fragments.
+    pub const SG: Self = Self(ffi::pagefill_features_PAGEFILL_F_SG);
+    /// The device inserts the checksum the stack leaves partial.
+    pub const HW_CSUM: Self = Self(ffi::pagefill_features_PAGEFILL_F_HW_CSUM);
+
+    /// Both sets.
+    pub const fn with(self, o: Self) -> Self {
+        Self(self.0 | o.0)
+    }
 }
 
 /// A registered Ethernet device with operations `T`; unregistered and freed
@@ -553,6 +573,7 @@ impl<T: Operations> Registration<T> {
                 } else {
                     core::ptr::null()
                 },
+                cfg.features.0,
                 cfg.mac.as_ptr(),
                 cfg.mtu,
                 cfg.min_mtu,

@@ -132,48 +132,130 @@ impl SkBuff {
         to_result(unsafe { ffi::pagefill_skb_linearize(self.as_raw()) })
     }
 
-    /// Maps the linear frame for `dev`'s device to read. On failure the skb
-    /// comes back unmapped.
+    /// Page fragments after the linear part.
+    pub fn nr_frags(&self) -> u32 {
+        // SAFETY: the skb is valid (type invariant).
+        unsafe { ffi::pagefill_skb_nr_frags(self.as_raw()) }
+    }
+
+    /// Where a checksum the stack left to the device starts in the frame
+    /// and where it goes from there (`CHECKSUM_PARTIAL`), if it did.
+    pub fn csum_partial(&self) -> Option<(u32, u32)> {
+        let (mut start, mut offset) = (0, 0);
+        // SAFETY: the skb is valid (type invariant); the out-parameters are
+        // plain integers.
+        unsafe { ffi::pagefill_skb_csum_partial(self.as_raw(), &mut start, &mut offset) }
+            .then_some((start, offset))
+    }
+
+    /// Computes a checksum the stack left partial in software.
+    pub fn checksum_help(&mut self) -> Result {
+        // SAFETY: the skb is ours (type invariant).
+        to_result(unsafe { ffi::pagefill_skb_checksum_help(self.as_raw()) })
+    }
+
+    /// Maps the frame for `dev`'s device to read: the linear part and each
+    /// fragment, in order, as at most [`TX_MAX_PARTS`] parts. On failure the
+    /// skb comes back unmapped (too many fragments: linearize first).
     pub fn map_for_tx<T: Operations>(self, dev: &Device<T>) -> Result<TxMapped, (Error, Self)> {
-        let mut dma = 0;
+        let frags = self.nr_frags() as usize;
+        if frags + 1 > TX_MAX_PARTS {
+            return Err((EMSGSIZE, self));
+        }
         let len = self.len();
-        // SAFETY: the skb is ours and linear (callers linearize first; a
-        // non-linear skb maps only its head, and `len` then covers more than
-        // the mapping, which `TxMapped` would hand to the device: refuse it).
-        // SAFETY: `dev` is registered; its parent is the bound DMA device.
-        if unsafe { ffi::pagefill_skb_is_nonlinear(self.as_raw()) } {
-            return Err((EINVAL, self));
-        }
-        // SAFETY: as above.
-        let ret = unsafe { ffi::pagefill_tx_map(dev.as_raw(), self.as_raw(), &mut dma) };
-        if ret != 0 {
-            return Err((Error::from_errno(ret), self));
-        }
-        // INVARIANT: mapped just now, `len` bytes at `dma`.
-        Ok(TxMapped {
+        let mut frame = TxMapped {
             skb: core::mem::ManuallyDrop::new(self),
-            dma,
+            parts: [TxPart::EMPTY; TX_MAX_PARTS],
+            n: 0,
             len,
-        })
+        };
+        let mut dma = 0;
+        // SAFETY: the skb is ours; `dev` is registered, its parent the bound
+        // DMA device. The mapping covers the linear part, `headlen` bytes.
+        let ret = unsafe { ffi::pagefill_tx_map(dev.as_raw(), frame.skb.as_raw(), &mut dma) };
+        if ret != 0 {
+            return Err((Error::from_errno(ret), frame.into_skb()));
+        }
+        let head = len - frame.skb.data_len();
+        frame.push(TxPart {
+            dma,
+            len: head,
+            frag: false,
+        });
+        for i in 0..frags as u32 {
+            let (mut dma, mut flen) = (0, 0);
+            // SAFETY: as above, for fragment `i` (< nr_frags).
+            let ret = unsafe {
+                ffi::pagefill_tx_map_frag(dev.as_raw(), frame.skb.as_raw(), i, &mut dma, &mut flen)
+            };
+            if ret != 0 {
+                frame.unmap_parts(dev);
+                return Err((Error::from_errno(ret), frame.into_skb()));
+            }
+            frame.push(TxPart {
+                dma,
+                len: flen,
+                frag: true,
+            });
+        }
+        // INVARIANT: every part recorded was mapped above, for `dev`.
+        Ok(frame)
+    }
+
+    /// Bytes in the fragments (`len` less the linear part).
+    fn data_len(&self) -> u32 {
+        // SAFETY: the skb is valid (type invariant); a plain field.
+        unsafe { (*self.as_raw()).data_len }
     }
 }
 
-/// An skb whose linear data is mapped for the device to read.
+/// Most parts (the linear part and fragments) a frame is mapped in.
+pub const TX_MAX_PARTS: usize = 5;
+
+/// One mapped part of a frame.
+#[derive(Clone, Copy)]
+struct TxPart {
+    dma: u64,
+    len: u32,
+    /// Mapped as a page fragment (else as the linear part).
+    frag: bool,
+}
+
+impl TxPart {
+    const EMPTY: Self = Self {
+        dma: 0,
+        len: 0,
+        frag: false,
+    };
+}
+
+/// An skb whose linear part and fragments are mapped for the device to
+/// read.
 ///
 /// # Invariants
 ///
-/// `len` bytes of `skb`'s data are mapped at `dma` for the parent device of
-/// the network device they were mapped for.
+/// `parts[..n]` are mappings of the skb's linear part (first) and of its
+/// fragments, for the parent device of the network device they were mapped
+/// for; `len` is the frame's length.
 pub struct TxMapped {
     skb: core::mem::ManuallyDrop<SkBuff>,
-    dma: u64,
+    parts: [TxPart; TX_MAX_PARTS],
+    n: usize,
     len: u32,
 }
 
 impl TxMapped {
-    /// The DMA address of the frame.
-    pub fn dma_addr(&self) -> u64 {
-        self.dma
+    fn push(&mut self, p: TxPart) {
+        if let Some(slot) = self.parts.get_mut(self.n) {
+            *slot = p;
+            self.n += 1;
+        }
+    }
+
+    /// The frame's parts, as (DMA address, length), in order; empty parts
+    /// (a linear part with nothing in it) included.
+    pub fn parts(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.parts[..self.n].iter().map(|p| (p.dma, p.len))
     }
 
     /// The frame's length.
@@ -186,18 +268,37 @@ impl TxMapped {
         self.len == 0
     }
 
-    /// Unmaps the frame from `dev` (the device it was mapped for) and frees
-    /// the skb.
-    pub fn unmap<T: Operations>(mut self, dev: &Device<T>) {
-        // SAFETY: mapped for `dev`'s parent with these address and length
-        // (type invariant); the device is done with it (the caller saw its
-        // completion or reset the device).
-        unsafe { ffi::pagefill_tx_unmap(dev.as_raw(), self.dma, self.len) };
+    fn unmap_parts<T: Operations>(&mut self, dev: &Device<T>) {
+        for p in &self.parts[..self.n] {
+            // SAFETY: mapped for `dev`'s parent with this address and
+            // length, as a page or as the linear part (type invariant); the
+            // device no longer reads them (the caller's contract).
+            unsafe {
+                if p.frag {
+                    ffi::pagefill_tx_unmap_frag(dev.as_raw(), p.dma, p.len)
+                } else {
+                    ffi::pagefill_tx_unmap(dev.as_raw(), p.dma, p.len)
+                }
+            };
+        }
+        self.n = 0;
+    }
+
+    /// The skb back, every mapping undone (the caller did).
+    fn into_skb(mut self) -> SkBuff {
         // SAFETY: taken once; `self` is forgotten below so `Drop` does not
         // see the taken value.
         let skb = unsafe { core::mem::ManuallyDrop::take(&mut self.skb) };
         core::mem::forget(self);
-        drop(skb);
+        skb
+    }
+
+    /// Unmaps the frame from `dev` (the device it was mapped for) and frees
+    /// the skb. The device must be done with it (its completion was seen,
+    /// or the device was reset).
+    pub fn unmap<T: Operations>(mut self, dev: &Device<T>) {
+        self.unmap_parts(dev);
+        drop(self.into_skb());
     }
 }
 
