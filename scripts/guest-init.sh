@@ -20,6 +20,7 @@ for d in /tmp /run /var/tmp /var/log /var/lib /mnt; do
 done
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
 mkdir -p /run/pf /run/netns
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 pfout /run/pf
 # The repository and the cache at their host paths, over whatever tmpfs now

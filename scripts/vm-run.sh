@@ -88,7 +88,7 @@ done
 
 # The host agent: guest tests ask the host to drive the device models (control
 # sockets, traffic generator) by leaving request files in the pfout share; see
-# tests/vm/pf-host.sh. Only these two verbs are served.
+# tests/kselftest/pf-host.sh. Only these two verbs are served.
 host_agent() {
 	local req id verb rc
 	while :; do

@@ -53,6 +53,13 @@ for f in $flavours; do
 	"$top/scripts/build-kernel.sh" "$f" >/dev/null || { record "setup: $f kernel" fail; flavours=${flavours//$f/}; }
 done
 
+stage "setup: upstream driver selftests"
+if PAGEFILL_SELFTESTS=$("$top/scripts/build-selftests.sh"); then
+	export PAGEFILL_SELFTESTS
+else
+	record "setup: upstream driver selftests" fail
+fi
+
 stage "host tests (cargo test)"
 host_log=$(mktemp)
 cargo test --workspace --manifest-path "$top/Cargo.toml" 2>&1 | tee "$host_log" | grep -E '^test |test result' >&2
@@ -93,14 +100,22 @@ for f in $flavours; do
 	fi
 	for t in "$top"/tests/vm/*.test; do
 		name=$(basename "$t" .test)
-		stage "$f kernel: VM test $name"
-		out=$(mktemp)
 		# A .test file holds the vm-run options, the guest command line
-		# and, optionally, arguments after the module's path.
+		# and, optionally, arguments after the module's path and the
+		# kernel flavours it runs on (default both).
 		vm_args=()
+		vm_flavours=(fast debug)
 		# shellcheck disable=SC1090
 		. "$t"
-		"$top/scripts/vm-run.sh" --kernel "$f" "${vm_opts[@]}" -- "${vm_cmd[@]}" "$ko" "${vm_args[@]}" >"$out" 2>&1
+		# shellcheck disable=SC2076
+		if [[ ! " ${vm_flavours[*]} " =~ " $f " ]]; then
+			continue
+		fi
+		stage "$f kernel: VM test $name"
+		out=$(mktemp)
+		# The guest's sh reads the command as one line: quote each word.
+		guest_cmd=$(printf '%q ' "${vm_cmd[@]}" "$ko" "${vm_args[@]}")
+		"$top/scripts/vm-run.sh" --kernel "$f" "${vm_opts[@]}" -- "$guest_cmd" >"$out" 2>&1
 		rc=$?
 		cat "$out" >&2
 		count_ktap "$f: $name" "$out"

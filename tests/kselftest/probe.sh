@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# probe.sh PAGEFILL_KO: in the guest, load the driver, check that it found
+# probe.sh [PAGEFILL_KO]: in the guest, load the driver, check that it found
 # every pagefill NIC with the right identity and interface version, unbind and
 # rebind them, unload and reload the module, and check that nothing leaked.
 . "$(dirname "$0")/ktap.sh"
-ko=$1
+ko=${1:-}
 drv=/sys/bus/pci/drivers/pagefill
 
 nics=$(pf_nics)
@@ -15,7 +15,7 @@ ktap_plan 7
 ktap_check "the guest sees $PF_NICS pagefill NIC(s)" [ "$n" -eq "$PF_NICS" ]
 
 pf_log_mark
-ktap_check "insmod pagefill.ko" insmod "$ko"
+ktap_check "load pagefill" pf_load "$ko"
 # Each NIC is a device-model instance; NIC i is fabric node i, behind root
 # port i, so the registers the driver read must say so.
 probed=0 i=0
@@ -41,7 +41,7 @@ rebound=0
 for bdf in $nics; do [ -e "$drv/$bdf" ] && rebound=$((rebound + 1)); done
 ktap_check "bind probes every NIC again" [ "$rebound" -eq "$n" ]
 
-reload() { rmmod pagefill && insmod "$ko" && rmmod pagefill; }
+reload() { rmmod pagefill && pf_load "$ko" && rmmod pagefill; }
 ktap_check "rmmod, insmod, rmmod" reload
 ktap_check "no kmemleak report" pf_kmemleak_clean
 ktap_finish

@@ -1,19 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# rmmod.sh PAGEFILL_KO: unloading the driver in the middle of traffic in
+# rmmod.sh [PAGEFILL_KO]: unloading the driver in the middle of traffic in
 # both directions is clean: every page and mapping comes back (page_pool
 # would warn of pages still in flight; the DMA API debugging and kmemleak
 # would report), the device holds no buffer afterwards, and the driver loads
 # and passes traffic again.
 . "$(dirname "$0")/ktap.sh"
-ko=$1
+ko=${1:-}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
+pf_need_host
 ktap_plan 5
 
 setup() {
-	insmod "$ko" || return 1
+	pf_load "$ko" || return 1
 	pf_pair || return 1
 	ping -c 3 -i 0.3 -W 2 192.0.2.2
 }

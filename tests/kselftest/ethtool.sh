@@ -1,16 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# ethtool.sh PAGEFILL_KO: ethtool -i names the driver and the PCI device,
+# ethtool.sh [PAGEFILL_KO]: ethtool -i names the driver and the PCI device,
 # the link settings show the device's speed, ethtool -S counts what the
 # interface's own statistics count; -g/-G, -c/-C and -l/-L change what they
 # say and traffic passes after each change; a jumbo MTU brings larger
 # buffers; with two channels, netlink (ynl) shows the queues, a NAPI
 # instance per queue pair with its interrupt, and the page pools.
 . "$(dirname "$0")/ktap.sh"
-ko=$1
+ko=${1:-}
 ktap_plan 16
-insmod "$ko"
+pf_load "$ko"
 # No IPv6 chatter: the counters must stand still while they are compared.
 sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 pf_pair

@@ -74,3 +74,23 @@ pf_ynl() {
 	python3 "$ksrc/tools/net/ynl/pyynl/cli.py" --no-schema \
 		--spec "$ksrc/Documentation/netlink/specs/netdev.yaml" "$@"
 }
+
+# pf_load [KO]: loads the driver: KO when given (the VM tests pass the
+# module under test), else $PAGEFILL_KO, else the installed one (modprobe).
+pf_load() {
+	pf_ko=${1:-${PAGEFILL_KO:-}}
+	if [ -n "$pf_ko" ]; then
+		insmod "$pf_ko"
+	else
+		modprobe pagefill
+	fi
+}
+
+# pf_need_host: the test drives the device models through the host agent of
+# scripts/vm-run.sh; where there is none (a kselftest run on other
+# machines) it skips, with kselftest's skip code.
+pf_need_host() {
+	[ -d /run/pf ] && return 0
+	echo "1..0 # SKIP needs the device model's host agent (scripts/vm-run.sh)"
+	exit 4
+}

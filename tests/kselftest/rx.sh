@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# rx.sh PAGEFILL_KO [RX_RING|- [QUEUES]]: generator streams from 31 virtual nodes in
+# rx.sh [PAGEFILL_KO] [RX_RING|- [QUEUES]]: generator streams from 31 virtual nodes in
 # three groups (the default group and two joined with ip maddr) reach a UDP
 # socket in the guest through the pagefill receive path (node tables, NAPI,
 # copied skbs and page fragments) complete and in order, at two frame sizes;
@@ -13,17 +13,18 @@
 # receives. Then a group is left, and the device drops its frames as
 # unjoined.
 . "$(dirname "$0")/ktap.sh"
-ko=$1
+ko=${1:-}
 ring=${2:-}
 [ "$ring" != - ] || ring=
 queues=${3:-1}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
+pf_need_host
 plan=12
 [ -z "$ring" ] || plan=$((plan + 1))
 [ "$queues" -eq 1 ] || plan=$((plan + 1))
 ktap_plan $plan
-insmod "$ko"
+pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")
 ip addr add 192.0.2.1/24 dev "$dev"

@@ -1,15 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# fabric.sh PAGEFILL_KO: the traffic generator on the host reaches the NIC in
+# fabric.sh [PAGEFILL_KO]: the traffic generator on the host reaches the NIC in
 # the VM over the fabric, and the device reads the driver's master table in
 # guest memory to decide: frames for a group the interface did not join are
 # dropped and counted; the device's counters are read back from the guest.
 . "$(dirname "$0")/ktap.sh"
-ko=$1
+ko=${1:-}
 host="sh $(dirname "$0")/pf-host.sh"
+pf_need_host
 ktap_plan 4
-insmod "$ko"
+pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")
 ip link set "$dev" up

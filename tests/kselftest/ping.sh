@@ -1,16 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# ping.sh PAGEFILL_KO: two pagefill NICs on one fabric, the second moved
+# ping.sh [PAGEFILL_KO]: two pagefill NICs on one fabric, the second moved
 # into a network namespace: IPv4 and IPv6 ping both ways, and TCP both ways
 # with every byte counted at the receiver; iperf3's throughput for the record.
 # Scatter-gather and checksum offload are on: TCP's segments go out as a
 # linear part and page fragments, mapped in place, with the checksum
 # inserted by the device, and the receiver finds none wrong.
 . "$(dirname "$0")/ktap.sh"
-ko=$1
+ko=${1:-}
 ktap_plan 10
-insmod "$ko"
+pf_load "$ko"
 pf_pair
 ip addr add 2001:db8::1/64 dev "$a" nodad
 ip -n peer addr add 2001:db8::2/64 dev "$b" nodad

@@ -1,15 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# netdev.sh PAGEFILL_KO: each NIC becomes an Ethernet interface with the
+# netdev.sh [PAGEFILL_KO]: each NIC becomes an Ethernet interface with the
 # device's MAC address and MTU limits; opening it enables the device with its
 # tables and rings and the carrier follows the link the device reports;
 # it goes away cleanly with the device.
 . "$(dirname "$0")/ktap.sh"
-ko=$1
+ko=${1:-}
 drv=/sys/bus/pci/drivers/pagefill
 ktap_plan 7
-insmod "$ko"
+pf_load "$ko"
 
 # The interface of a PCI device, from sysfs.
 ifname() { ls "/sys/bus/pci/devices/$1/net" 2>/dev/null; }

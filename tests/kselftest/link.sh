@@ -1,14 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# link.sh PAGEFILL_KO: the carrier follows the device's link through the
+# link.sh [PAGEFILL_KO]: the carrier follows the device's link through the
 # misc interrupt: a link flap under traffic takes the carrier down and back
 # up, and traffic resumes.
 . "$(dirname "$0")/ktap.sh"
-ko=$1
+ko=${1:-}
 host="sh $(dirname "$0")/pf-host.sh"
+pf_need_host
 ktap_plan 5
-insmod "$ko"
+pf_load "$ko"
 pf_pair
 carrier() { [ "$(cat /sys/class/net/$a/carrier)" = "$1" ]; }
 
