@@ -59,7 +59,6 @@ int pagefill_skb_tailroom(const struct sk_buff *skb);
 void pagefill_skb_eth_type_trans(struct sk_buff *skb, struct net_device *dev);
 void pagefill_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
 int pagefill_skb_linearize(struct sk_buff *skb);
-bool pagefill_skb_is_nonlinear(const struct sk_buff *skb);
 int pagefill_tx_map(struct net_device *dev, struct sk_buff *skb,
 		    dma_addr_t *dma);
 void pagefill_tx_unmap(struct net_device *dev, dma_addr_t dma,
@@ -86,7 +85,6 @@ void pagefill_skb_put_data(struct sk_buff *skb, const void *data,
 			   unsigned int len);
 void pagefill_netdev_set_mtu(struct net_device *dev, unsigned int mtu);
 bool pagefill_napi_schedule(struct napi_struct *napi);
-void pagefill_skb_mark_for_recycle(struct sk_buff *skb);
 struct page *pagefill_page_pool_dev_alloc_pages(struct page_pool *pool);
 dma_addr_t pagefill_page_pool_get_dma_addr(const struct page *page);
 

@@ -257,16 +257,6 @@ impl NetdevData {
         sum
     }
 
-    /// Releases the node tables queues let go of; returns whether one
-    /// became free. Takes the tables lock: not under a queue's lock.
-    fn release_retired(&self) -> bool {
-        let mut mask = 0;
-        for q in self.queues.iter() {
-            mask |= bh::disabled(|| q.rx.lock().take_retired());
-        }
-        mask != 0 && bh::disabled(|| self.tables.lock().release(mask))
-    }
-
     /// Joins the wanted groups not joined and leaves the joined ones no
     /// longer wanted, on a running interface. Atomic context is fine.
     fn sync_groups(&self) {
@@ -281,6 +271,8 @@ impl NetdevData {
         bh::disabled(|| {
             let wanted = *self.wanted.lock();
             let mut tables = self.tables.lock();
+            // Each queue's retired tables are released on their own: a
+            // table counts one holder per queue.
             // Leave first: that frees tables for the joins.
             loop {
                 let unwanted = tables.joined().find(|(_, g)| !wanted.contains(*g));
@@ -294,7 +286,9 @@ impl NetdevData {
                 bar.write32(u32::from(g), abi::reg::GROUP_FLUSH);
                 let _ = bar.read32(abi::reg::STATUS);
                 for q in queues {
-                    q.rx.lock().leave(&self.rings, g);
+                    let mut rx = q.rx.lock();
+                    rx.leave(&self.rings, g);
+                    tables.release(rx.take_retired());
                 }
             }
             for g in wanted.iter() {
@@ -327,13 +321,14 @@ impl NetdevData {
                     self.join_failed.fetch_add(1, Ordering::Relaxed);
                 }
             }
+            // Tables freed here are those of joins undone above: they are
+            // tried again at the next sync, not at once.
             for q in queues {
-                q.rx.lock().take_xons(|id| bar.write32(id, abi::reg::XON));
+                let mut rx = q.rx.lock();
+                rx.take_xons(|id| bar.write32(id, abi::reg::XON));
+                tables.release(rx.take_retired());
             }
         });
-        if self.release_retired() {
-            self.sync_groups();
-        }
     }
 
     /// Groups joined, for ethtool.
@@ -387,8 +382,9 @@ impl PagefillNetdev {
             let slots = bh::disabled(|| q.tx.lock().stop(dev));
             drop(slots);
         }
+        // The shared memory is cleared by the next start, before the device
+        // sees it again.
         bh::disabled(|| *data.tables.lock() = Tables::new());
-        let _ = data.rings.clear();
         reset
     }
 

@@ -150,11 +150,6 @@ int pagefill_skb_linearize(struct sk_buff *skb)
 	return skb_linearize(skb);
 }
 
-bool pagefill_skb_is_nonlinear(const struct sk_buff *skb)
-{
-	return skb_is_nonlinear(skb);
-}
-
 /* Maps an skb's linear part for the device to read. */
 int pagefill_tx_map(struct net_device *dev, struct sk_buff *skb,
 		    dma_addr_t *dma)
@@ -303,11 +298,6 @@ void pagefill_local_bh_enable(void)
 bool pagefill_napi_schedule(struct napi_struct *napi)
 {
 	return napi_schedule(napi);
-}
-
-void pagefill_skb_mark_for_recycle(struct sk_buff *skb)
-{
-	skb_mark_for_recycle(skb);
 }
 
 struct page *pagefill_page_pool_dev_alloc_pages(struct page_pool *pool)

@@ -334,7 +334,7 @@ impl RxState {
                     return;
                 }
                 let Some(buf) = self.pool.as_ref().and_then(PagePool::alloc) else {
-                    // Counted; the next completion tries again.
+                    // Counted; the next poll tries again.
                     self.stats.alloc_failed += 1;
                     self.cursor = gi;
                     return;
@@ -385,8 +385,9 @@ impl RxState {
                 break;
             }
             self.head = self.head.wrapping_add(1);
-            work += self.completion(dev, napi, rings, &cqe).max(1);
+            work += self.completion(dev, napi, &cqe).max(1);
         }
+        // Refill once per poll, after every buffer of it came back.
         self.fill_waiting(rings);
         let _ = qr.set_consumed(self.head);
         work
@@ -406,13 +407,7 @@ impl RxState {
     }
 
     /// Handles one completion; returns the frames delivered.
-    fn completion<T: Operations>(
-        &mut self,
-        dev: &Device<T>,
-        napi: &Napi,
-        rings: &Rings,
-        cqe: &RawCqe,
-    ) -> i32 {
+    fn completion<T: Operations>(&mut self, dev: &Device<T>, napi: &Napi, cqe: &RawCqe) -> i32 {
         let node = usize::from(cqe.node);
         let gi = self.groups.iter().position(|g| g.id == cqe.group);
         // The stream must be one the device steers to this queue.
@@ -479,7 +474,6 @@ impl RxState {
         } else if g.slots[node].posted.is_none() && node != usize::from(self.own_node) {
             g.waiting |= bit;
         }
-        self.fill_waiting(rings);
         delivered
     }
 
