@@ -20,6 +20,13 @@
 #   --timeout SECS     kill the VM after SECS (default 600)
 #   --append ARGS      extra kernel command line
 #   --keep DIR         keep the run folder (console log, model logs) in DIR
+#   --virtio-net       also attach a virtio-net NIC whose backend is a unix
+#                      datagram socket in the run folder, fed on request by
+#                      the host agent's vgen verb (scripts/bench/vnet-gen.py)
+#   --icount SHIFT     deterministic guest time: -icount shift=SHIFT (single-
+#                      threaded TCG)
+#   --qemu-arg ARG     one more QEMU argument; @RUN@ in it is the run folder
+#                      (the guest sees its out/ folder as /run/pf)
 #
 # The console log is printed when the command fails, the guest dies, a model
 # reports a driver bug, or the kernel logs a warning, a BUG, an oops, or a
@@ -28,6 +35,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 flavour=fast nics=1 mem=2G smp=2 accel=tcg timeout=600 append="" keep=""
+virtio_net="" icount="" qemu_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) flavour=$2; shift 2 ;;
@@ -38,6 +46,9 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--keep) keep=$2; shift 2 ;;
+	--virtio-net) virtio_net=1; shift ;;
+	--icount) icount=$2; shift 2 ;;
+	--qemu-arg) qemu_args+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	-*) pf_die "unknown option $1" ;;
 	*) break ;;
@@ -86,9 +97,20 @@ for i in $(seq 0 $((nics - 1))); do
 	devices+=(-device "{\"driver\":\"vfio-user-pci\",\"id\":\"nic$i\",\"bus\":\"rp$i\",\"socket\":{\"type\":\"unix\",\"path\":\"$sock\"}}")
 done
 
+if [ -n "$virtio_net" ]; then
+	# QEMU reads frames from vnet.sock; what the guest sends goes to a peer
+	# path nobody binds, and is dropped.
+	devices+=(-netdev "dgram,id=vn0,local.type=unix,local.path=$run/vnet.sock,remote.type=unix,remote.path=$run/vnet-peer.sock")
+	devices+=(-device "virtio-net-pci,netdev=vn0,mac=52:54:00:12:34:56")
+fi
+for i in "${!qemu_args[@]}"; do
+	qemu_args[i]=${qemu_args[i]//@RUN@/$run}
+done
+
 # The host agent: guest tests ask the host to drive the device models (control
 # sockets, traffic generator) by leaving request files in the pfout share; see
-# tests/kselftest/pf-host.sh. Only these two verbs are served.
+# tests/kselftest/pf-host.sh. Only these verbs are served (vgen, lat: the
+# benchmark's virtio-net generator and round-trip timer, scripts/bench/).
 host_agent() {
 	local req id verb rc
 	while :; do
@@ -100,6 +122,8 @@ host_agent() {
 			case "$verb" in
 			ctl) "$sim" ctl "$run/nic$nic.ctl" $rest ;;
 			gen) "$sim" gen --fabric "$run/fabric" $nic $rest ;;
+			vgen) python3 "$PF_TOP/scripts/bench/vnet-gen.py" "$run/vnet.sock" $nic $rest ;;
+			lat) python3 "$PF_TOP/scripts/bench/lat.py" "$run" $nic $rest ;;
 			*) echo "host agent: unknown request: $verb" ;;
 			esac >"$run/out/resp.$id.tmp" 2>&1
 			rc=$?
@@ -115,6 +139,10 @@ sims+=($!)
 
 if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
+elif [ -n "$icount" ]; then
+	# icount counts instructions in one TCG thread; sleep=on lets an idle
+	# guest's clock follow the host's.
+	accel_args=(-accel tcg,thread=single -cpu max -icount "shift=$icount,sleep=on")
 else
 	accel_args=(-accel tcg,thread=multi -cpu max)
 fi
@@ -146,7 +174,7 @@ timeout --kill-after=10 "$timeout" "$PF_TOP/scripts/in-root.sh" qemu-system-x86_
 	-device virtio-9p-pci,fsdev=pftop,mount_tag=pftop \
 	-fsdev "local,id=pfcache,path=$PF_CACHE,security_model=none,readonly=on" \
 	-device virtio-9p-pci,fsdev=pfcache,mount_tag=pfcache \
-	"${devices[@]}" \
+	"${devices[@]}" "${qemu_args[@]}" \
 	-nographic -serial stdio -monitor none -no-reboot \
 	>"$run/console.log" 2>&1 </dev/null
 qemu_rc=$?

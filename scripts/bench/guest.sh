@@ -1,0 +1,216 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest.sh MODULE BIN: the benchmark inside the VM (scripts/bench.sh boots
+# it with one pagefill NIC, one virtio-net NIC and the pf-insn plugin; BIN
+# holds pf-sink). Prints one line per measurement, parsed by report.py:
+#
+#   idle run R window_ns T insns I kinsns K
+#   cost nic N size S run R received F missing M window_ns T insns I kinsns K gen ...
+#   rate nic N size S offered O run R received F missing M window_ns T gen ...
+#   mem streams S groups G ... (ethtool -S and page-pool counters)
+#
+# Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
+# RATES (offered frames/s for the loss runs), WHAT (cost, rate, mem).
+set -e
+ko=$1
+bin=$2
+sizes=${SIZES:-64 128 256 512 1024 1500}
+runs=${RUNS:-5}
+count=${COUNT:-20000}
+rates=${RATES:-}
+what=${WHAT:-cost rate mem}
+
+sysctl -qw net.core.rmem_max=134217728
+sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+insmod "$ko"
+dev_of() {
+	for d in /sys/class/net/*; do
+		[ "$(basename "$(readlink "$d/device/driver" 2>/dev/null)")" = "$1" ] && basename "$d" && return
+	done
+	return 0
+}
+pf=$(dev_of pagefill)
+vn=$(dev_of virtio_net)
+[ -n "$pf" ] && [ -n "$vn" ] || { echo "no pagefill ($pf) or virtio-net ($vn) interface"; exit 1; }
+ip addr add 192.0.2.1/24 dev "$pf"
+ip addr add 198.18.0.1/24 dev "$vn"
+ip link set "$pf" up
+ip link set "$vn" up
+pfmac=$(cat "/sys/class/net/$pf/address")
+vnmac=$(cat "/sys/class/net/$vn/address")
+for _ in $(seq 100); do
+	[ "$(cat "/sys/class/net/$pf/carrier" 2>/dev/null)" = 1 ] && break
+	sleep 0.1
+done
+echo "# pagefill $pf ($pfmac), virtio-net $vn ($vnmac); $(nproc) vCPU"
+echo "# ethtool -c $pf: $(ethtool -c "$pf" | grep -i 'rx-usecs:' | head -n 1)"
+
+# gen_req NIC SIZE COUNT RATE [NODES [GROUPS]]: the host agent request that sends
+# COUNT frames per stream of SIZE bytes to NIC's address.
+gen_req() {
+	if [ "$1" = pf ]; then
+		echo "gen --nodes ${5:-1} --groups ${6:-0} --size $2 --count $3 --rate $4 --dst-mac $pfmac --dst-ip 192.0.2.1 --src-ip 198.51.100.0"
+	else
+		echo "vgen --nodes ${5:-1} --size $2 --count $3 --rate $4 --dst-mac $vnmac --dst-ip 198.18.0.1"
+	fi
+}
+
+# marks: the instruction counts between the last two markers (the sink's).
+marks() {
+	tail -n 2 /run/pf/insn.log | awk '
+		NR == 1 { t = $2; k = $3 }
+		NR == 2 { printf "insns %d kinsns %d", $2 - t, $3 - k }'
+}
+
+# answer ID: wait for the host agent to finish request ID, print its answer.
+answer() {
+	i=0
+	while [ ! -f "/run/pf/done.$1" ]; do
+		i=$((i + 1))
+		[ "$i" -lt 12000 ] || { echo "no answer from the host"; return 1; }
+		sleep 0.05
+	done
+	tr '\n' ' ' <"/run/pf/resp.$1"
+	rm -f "/run/pf/resp.$1" "/run/pf/done.$1"
+}
+
+# sink FRAMES REQUEST: run the sink; prints "received ... window_ns ... insns
+# ... kinsns ... gen <generator's answer>".
+sink() {
+	out=$("$bin/pf-sink" 9000 "$1" 3000 "$2") || true
+	id=${out##* request }
+	ins=$(marks)
+	echo "${out% request *} $ins gen $(answer "$id")"
+}
+
+# An idle window: the sink waits 2 s for frames that never come.
+idle() {
+	for r in 1 2 3; do
+		out=$("$bin/pf-sink" 9000 1 2000) || true
+		echo "idle run $r ${out% request *} $(marks)"
+	done
+}
+
+if echo "$what" | grep -qw cost; then
+	idle
+	# One unrecorded run each first: the first frames fault in the sink's
+	# pages and fill the pools.
+	for nic in pf vn; do sink 2000 "$(gen_req "$nic" 64 2000 0)" >/dev/null; done
+	for size in $sizes; do
+		for r in $(seq "$runs"); do
+			for nic in pf vn; do
+				echo "cost nic $nic size $size run $r $(sink "$count" "$(gen_req "$nic" "$size" "$count" 0)")"
+			done
+		done
+	done
+	idle
+fi
+
+if echo "$what" | grep -qw rate; then
+	for size in 64 1500; do
+		for rate in $rates; do
+			for r in $(seq "$runs"); do
+				for nic in pf vn; do
+					echo "rate nic $nic size $size offered $rate run $r $(sink "$count" "$(gen_req "$nic" "$size" "$count" "$rate")")"
+				done
+			done
+		done
+	done
+fi
+
+# es NAME: ethtool -S counter NAME of the pagefill interface (summed over
+# queues for rxN_ names).
+es() { ethtool -S "$pf" | sed -n "s/^ *$1: //p" | awk '{s += $1} END {print s + 0}'; }
+# pool: the page pools of the pagefill interface, from page-pool-get:
+# "pools N inflight PAGES inflight_mem BYTES".
+pool() {
+	ksrc=$(readlink -f "$PF_KDIR/source")
+	python3 "$ksrc/tools/net/ynl/pyynl/cli.py" --no-schema \
+		--spec "$ksrc/Documentation/netlink/specs/netdev.yaml" --dump page-pool-get --output-json 2>/dev/null |
+		python3 -c '
+import json, sys
+ifindex = int(sys.argv[1])
+pools = [p for p in json.load(sys.stdin) if p.get("ifindex") == ifindex]
+print("pools %d inflight %d inflight_mem %d" % (len(pools),
+      sum(p.get("inflight", 0) for p in pools), sum(p.get("inflight-mem", 0) for p in pools)))
+' "$(cat "/sys/class/net/$pf/ifindex")"
+}
+mem_point() {
+	echo "mem label $1 streams $2 groups $(es groups_joined) allocated $(es rx0_buffers_allocated) recycled $(es rx0_buffers_recycled) $(pool)"
+}
+group_mac() { printf '01:50:46:4c:%02x:%02x' $(($1 >> 8)) $(($1 & 255)); }
+
+if echo "$what" | grep -qw mem; then
+	# Fresh start: the counters and pools of an interface just opened.
+	ip link set "$pf" down
+	ip link set "$pf" up
+	sleep 1
+	mem_point open 0
+	sink 100 "$(gen_req pf 64 100 0 1 0)" >/dev/null
+	mem_point 1-stream 1
+	ip maddr add "$(group_mac 7)" dev "$pf"
+	sleep 0.5
+	mem_point joined-2-groups 0
+	sink 320 "$(gen_req pf 64 10 0 1-16 0,7)" >/dev/null
+	mem_point 32-streams 32
+	groups=0
+	for g in $(seq 100 130); do
+		ip maddr add "$(group_mac "$g")" dev "$pf"
+		groups="$groups,$g"
+	done
+	groups="$groups,7"
+	sleep 0.5
+	mem_point joined-33-groups 0
+	sink 10230 "$(gen_req pf 64 10 0 1-31 "$groups")" >/dev/null
+	mem_point 1023-streams 1023
+	for g in $(seq 100 130) 7; do ip maddr del "$(group_mac "$g")" dev "$pf"; done
+	sleep 1
+	mem_point left-to-1-group 0
+fi
+
+# echo_lat NIC EOT: one latency run, 100 lone frames echoed.
+echo_lat() {
+	if [ "$1" = pf ]; then
+		req="lat pf --eot $2 --dst-mac $pfmac --dst-ip 192.0.2.1"
+	else
+		req="lat vn --dst-mac $vnmac --dst-ip 198.18.0.1"
+	fi
+	out=$("$bin/pf-echo" 9001 100 5000 "$req") || true
+	answer "${out##* request }"
+}
+
+if echo "$what" | grep -qw coal; then
+	# The echoes go back to node 30 of the fabric, and to the same address
+	# behind virtio-net's socket.
+	ip route add 198.51.100.0/24 dev "$pf"
+	ip neigh add 198.51.100.30 lladdr 02:50:46:4c:00:1e dev "$pf"
+	ip neigh add 198.18.0.30 lladdr 02:50:46:4c:00:1e dev "$vn"
+	default=$(ethtool -c "$pf" | sed -n 's/^rx-usecs: *//p')
+	echo "# ethtool -C $vn rx-usecs 0: $(ethtool -C "$vn" rx-usecs 0 2>&1 || true)"
+	for r in $(seq "$runs"); do
+		for usecs in "$default" 0; do
+			ethtool -C "$pf" rx-usecs "$usecs"
+			for eot in 1 0; do
+				echo "lat nic pf usecs $usecs eot $eot run $r $(echo_lat pf "$eot")"
+			done
+		done
+		ethtool -C "$pf" rx-usecs "$default"
+		echo "lat nic vn usecs - eot - run $r $(echo_lat vn -)"
+	done
+fi
+
+if echo "$what" | grep -qw prof; then
+	# The module's symbols, for the host to name the profile's addresses.
+	cat /proc/kallsyms >/run/pf/kallsyms
+	for size in 64 1500; do
+		for nic in pf vn; do
+			echo "prof nic $nic size $size $(sink "$count" "$(gen_req "$nic" "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+		done
+	done
+fi
+
+echo "# ethtool -S $pf:"
+ethtool -S "$pf" | grep -E 'rx0_|dev_|groups' | sed 's/^/#  /'
+echo "# $vn: $(ip -s link show "$vn" | sed -n '/RX:/{n;p}')"
+echo "# Udp: $(grep '^Udp:' /proc/net/snmp | tail -n 1)"
