@@ -12,20 +12,21 @@
 # tests/run.sh: it measures, it does not check.
 #
 # Options:
-#   --out DIR      output folder (default bench-results)
+#   --out DIR      output folder (default Documentation/networking/
+#                  device_drivers/ethernet/pagefill/bench)
 #   --runs N       runs per point (default 5)
 #   --count N      frames per run (default 20000)
 #   --sizes LIST   frame sizes (default "64 128 256 512 1024 1500")
 #   --rates LIST   offered rates, frames/s, for the loss runs (default
-#                  "2000 5000 10000 20000 0"; 0 is unpaced)
-#   --what LIST    parts: cost rate mem coal (default all), and prof (a
+#                  "2000 5000 10000 20000 50000 0"; 0 is unpaced)
+#   --what LIST    parts (default all): cost rate mem coal, and prof (a
 #                  separate boot with per-block instruction counts)
 #   --report-only  only rebuild the table and plot from DIR's raw files
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-out=bench-results runs=5 count=20000 sizes="64 128 256 512 1024 1500"
-rates="2000 5000 10000 20000 0" what="cost rate mem coal" report_only=""
+out=$PF_TOP/Documentation/networking/device_drivers/ethernet/pagefill/bench runs=5 count=20000 sizes="64 128 256 512 1024 1500"
+rates="2000 5000 10000 20000 50000 0" what="cost rate mem coal prof" report_only=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift 2 ;;

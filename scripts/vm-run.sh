@@ -142,9 +142,9 @@ if [ "$accel" = kvm ]; then
 elif [ -n "$icount" ]; then
 	# icount counts instructions in one TCG thread; sleep=on lets an idle
 	# guest's clock follow the host's.
-	accel_args=(-accel tcg,thread=single -cpu max -icount "shift=$icount,sleep=on")
+	accel_args=(-accel "tcg,thread=single" -cpu max -icount "shift=$icount,sleep=on")
 else
-	accel_args=(-accel tcg,thread=multi -cpu max)
+	accel_args=(-accel "tcg,thread=multi" -cpu max)
 fi
 
 cmdline="console=ttyS0 root=pfroot rootfstype=9p ro"

@@ -32,7 +32,10 @@ dev_of() {
 }
 pf=$(dev_of pagefill)
 vn=$(dev_of virtio_net)
-[ -n "$pf" ] && [ -n "$vn" ] || { echo "no pagefill ($pf) or virtio-net ($vn) interface"; exit 1; }
+if [ -z "$pf" ] || [ -z "$vn" ]; then
+	echo "no pagefill ($pf) or virtio-net ($vn) interface"
+	exit 1
+fi
 ip addr add 192.0.2.1/24 dev "$pf"
 ip addr add 198.18.0.1/24 dev "$vn"
 ip link set "$pf" up
@@ -186,7 +189,7 @@ if echo "$what" | grep -qw coal; then
 	ip route add 198.51.100.0/24 dev "$pf"
 	ip neigh add 198.51.100.30 lladdr 02:50:46:4c:00:1e dev "$pf"
 	ip neigh add 198.18.0.30 lladdr 02:50:46:4c:00:1e dev "$vn"
-	default=$(ethtool -c "$pf" | sed -n 's/^rx-usecs: *//p')
+	default=$(ethtool -c "$pf" | awk '$1 == "rx-usecs:" { print $2 }')
 	echo "# ethtool -C $vn rx-usecs 0: $(ethtool -C "$vn" rx-usecs 0 2>&1 || true)"
 	for r in $(seq "$runs"); do
 		for usecs in "$default" 0; do

@@ -96,7 +96,8 @@ int main(int argc, char **argv)
 			return perror("pf-sink: request"), 1;
 	}
 	while (received < expected) {
-		int n = recvmmsg(s, msgs, BATCH, 0, NULL);
+		/* WAITFORONE: return what has come, not wait for a full batch. */
+		int n = recvmmsg(s, msgs, BATCH, MSG_WAITFORONE, NULL);
 
 		if (n <= 0)
 			break;
