@@ -19,14 +19,15 @@
 #   --sizes LIST   frame sizes (default "64 128 256 512 1024 1500")
 #   --rates LIST   offered rates, frames/s, for the loss runs (default
 #                  "2000 5000 10000 20000 50000 0"; 0 is unpaced)
-#   --what LIST    parts (default all): cost rate mem coal, and prof (a
-#                  separate boot with per-block instruction counts)
+#   --what LIST    parts (default all): cost bigbuf rate mem coal in one
+#                  boot (raw-PARTS.txt), and prof in a second one with
+#                  per-block instruction counts (raw-prof.txt, profile.*)
 #   --report-only  only rebuild the table and plot from DIR's raw files
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 out=$PF_TOP/Documentation/networking/device_drivers/ethernet/pagefill/bench runs=5 count=20000 sizes="64 128 256 512 1024 1500"
-rates="2000 5000 10000 20000 50000 0" what="cost rate mem coal prof" report_only=""
+rates="2000 5000 10000 20000 50000 0" what="cost bigbuf rate mem coal prof" report_only=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift 2 ;;
@@ -70,7 +71,8 @@ if [ -z "$report_only" ]; then
 	}
 	main=""
 	for w in $what; do [ "$w" = prof ] || main="$main $w"; done
-	[ -z "$main" ] || boot main "${main# }" ""
+	main=${main# }
+	[ -z "$main" ] || boot "${main// /-}" "$main" ""
 	case " $what " in *" prof "*) boot prof prof ",prof=@RUN@/out" ;; esac
 	# The run folders are big (profiles) and only the report's inputs are kept.
 	if [ -d "$out/run-prof" ]; then

@@ -11,7 +11,8 @@
 #   mem streams S groups G ... (ethtool -S and page-pool counters)
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
-# RATES (offered frames/s for the loss runs), WHAT (cost, rate, mem).
+# RATES (offered frames/s for the loss runs), WHAT (the parts: cost, bigbuf,
+# rate, mem, coal, prof).
 set -e
 ko=$1
 bin=$2
@@ -52,7 +53,7 @@ echo "# ethtool -c $pf: $(ethtool -c "$pf" | grep -i 'rx-usecs:' | head -n 1)"
 # gen_req NIC SIZE COUNT RATE [NODES [GROUPS]]: the host agent request that sends
 # COUNT frames per stream of SIZE bytes to NIC's address.
 gen_req() {
-	if [ "$1" = pf ]; then
+	if [ "$1" != vn ]; then
 		echo "gen --nodes ${5:-1} --groups ${6:-0} --size $2 --count $3 --rate $4 --dst-mac $pfmac --dst-ip 192.0.2.1 --src-ip 198.51.100.0"
 	else
 		echo "vgen --nodes ${5:-1} --size $2 --count $3 --rate $4 --dst-mac $vnmac --dst-ip 198.18.0.1"
@@ -108,6 +109,30 @@ if echo "$what" | grep -qw cost; then
 		done
 	done
 	idle
+fi
+
+# big_buffers on|off: pagefill with 32 KiB buffers (ethtool -G rx-buf-len,
+# which restarts the interface), or back to one page.
+big_buffers() {
+	if [ "$1" = on ]; then len=32768; else len=4096; fi
+	ethtool -G "$pf" rx-buf-len "$len"
+	for _ in $(seq 100); do
+		[ "$(cat "/sys/class/net/$pf/carrier" 2>/dev/null)" = 1 ] && break
+		sleep 0.1
+	done
+}
+
+# bigbuf: the cost runs again for pagefill with 32 KiB buffers ("pfbig"):
+# a buffer then holds 21 frames of 1500 bytes instead of 2.
+if echo "$what" | grep -qw bigbuf; then
+	big_buffers on
+	sink 2000 "$(gen_req pf 64 2000 0)" >/dev/null
+	for size in $sizes; do
+		for r in $(seq "$runs"); do
+			echo "cost nic pfbig size $size run $r $(sink "$count" "$(gen_req pf "$size" "$count" 0)")"
+		done
+	done
+	big_buffers off
 fi
 
 if echo "$what" | grep -qw rate; then
@@ -211,6 +236,11 @@ if echo "$what" | grep -qw prof; then
 			echo "prof nic $nic size $size $(sink "$count" "$(gen_req "$nic" "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
 		done
 	done
+	big_buffers on
+	for size in 64 1500; do
+		echo "prof nic pfbig size $size $(sink "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+	done
+	big_buffers off
 fi
 
 echo "# ethtool -S $pf:"

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""report.py report DIR | profile DIR SYSTEM_MAP
+"""report.py report DIR | profile DIR SYSTEM_MAP | profile-report DIR
 
-report: reads DIR/raw-main.txt (scripts/bench/guest.sh's lines), prints the
+report: reads DIR/raw-*.txt but raw-prof.txt (scripts/bench/guest.sh's lines
+from the boots of scripts/bench.sh), prints the
 markdown results and writes DIR/cost.svg (instructions per frame against
 frame size, both NICs, median with the runs' range).
 
 profile: reads DIR/raw-prof.txt and the pf-insn plugin's per-block counts in
 DIR/run-prof/out, names the blocks with the guest's /proc/kallsyms (or the
-kernel's System.map), and prints, for each profiled run, the functions that
-executed the most instructions per delivered frame.
+kernel's System.map), writes every function's count to DIR/profile.tsv and
+prints it as markdown (profile-report: the markdown again from the tsv): the
+instructions per delivered frame by category and by function.
 
 Medians are of the runs; "a-b" is the runs' range. Instructions per frame
 are the window's instructions, less the idle rate (instructions per second
@@ -21,7 +23,7 @@ import os
 import statistics
 import sys
 
-NICS = {"pf": "pagefill", "vn": "virtio-net"}
+NICS = {"pf": "pagefill", "vn": "virtio-net", "pfbig": "pagefill, 32 KiB buffers"}
 
 
 def parse(path):
@@ -116,7 +118,7 @@ def svg_plot(path, sizes, series):
         v += step
     for s in sizes:
         out.append(f'<text x="{x(s):.1f}" y="{H - B + 16}" text-anchor="middle">{s}</text>')
-    colours = {"pf": "#c0392b", "vn": "#2471a3"}
+    colours = {"pf": "#c0392b", "vn": "#2471a3", "pfbig": "#e67e22"}
     for i, (nic, pts) in enumerate(series.items()):
         c = colours.get(nic, "black")
         out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>' % (
@@ -133,46 +135,54 @@ def svg_plot(path, sizes, series):
 
 
 def report(d):
-    rows = parse(os.path.join(d, "raw-main.txt"))
+    rows = []
+    for f in sorted(os.listdir(d)):
+        if f.startswith("raw-") and f.endswith(".txt") and f != "raw-prof.txt":
+            rows += parse(os.path.join(d, f))
     tot_rate, ker_rate, idle = idle_rates(rows)
     p = print
     p("# pagefill vs virtio-net: results\n")
     p("Made by `scripts/bench.sh` (see Documentation/networking/device_drivers/ethernet/"
-      "pagefill/benchmarks.rst). Raw lines: `raw-main.txt`, `raw-prof.txt`.\n")
+      "pagefill/benchmarks.rst). Raw lines: `raw-*.txt`.\n")
     if idle:
         p(f"Idle baseline: {len(idle)} windows of the sink waiting, "
           f"{tot_rate * 1e9:.0f} instructions/s (kernel {ker_rate * 1e9:.0f}/s), subtracted "
           f"over each window's length.\n")
     cost = [x for k, x in rows if k == "cost"]
     if cost:
+        nics = [n for n in ("pf", "vn", "pfbig") if any(x["nic"] == n for x in cost)]
         p("## 1. Guest instructions per delivered frame (unpaced senders)\n")
-        p("| size | pagefill | runs | virtio-net | runs | pagefill/virtio-net | pagefill kernel | "
-          "virtio-net kernel | pagefill frames lost | virtio-net frames lost |")
-        p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        head = "| size |"
+        for n in nics:
+            head += f" {NICS[n]} | range | kernel | lost |"
+        head += " pagefill/virtio-net |" + (" 32 KiB/virtio-net |" if "pfbig" in nics else "")
+        p(head)
+        p("|" + " ---: |" * (1 + 4 * len(nics) + 1 + ("pfbig" in nics)))
         sizes = sorted({x["size"] for x in cost})
-        series = {"pf": [], "vn": []}
+        series = {n: [] for n in nics}
         for s in sizes:
-            cols, meds = [], {}
-            kmed, lost = {}, {}
-            for nic in ("pf", "vn"):
+            line, meds = f"| {s} |", {}
+            for nic in nics:
                 rs = [x for x in cost if x["size"] == s and x["nic"] == nic]
                 pf = [per_frame(x, tot_rate, ker_rate) for x in rs]
                 t = [a for a, _ in pf if a is not None]
                 k = [b for _, b in pf if b is not None]
-                meds[nic], kmed[nic] = med(t), med(k)
-                lost[nic] = sum(x.get("missing", 0) + max(0, x.get("gen_frames", 0) - x["received"]
-                                                          - x.get("missing", 0)) for x in rs)
-                cols.append((fnum(meds[nic]), rng(t)))
+                meds[nic] = med(t)
+                lost = sum(x.get("gen_frames", 0) - x["received"] for x in rs)
+                line += f" {fnum(meds[nic])} | {rng(t)} | {fnum(med(k))} | {lost} |"
                 if t:
                     series[nic].append((s, meds[nic], min(t), max(t)))
-            ratio = meds["pf"] / meds["vn"] if meds["pf"] and meds["vn"] else None
-            p(f"| {s} | {cols[0][0]} | {cols[0][1]} | {cols[1][0]} | {cols[1][1]} | "
-              f"{fnum(ratio, '{:.2f}')} | {fnum(kmed['pf'])} | {fnum(kmed['vn'])} | "
-              f"{lost['pf']} | {lost['vn']} |")
+            for a in ("pf", "pfbig"):
+                if a in nics:
+                    r = meds[a] / meds["vn"] if meds.get(a) and meds.get("vn") else None
+                    line += f" {fnum(r, '{:.2f}')} |"
+            p(line)
         runs = max(x["run"] for x in cost)
         p(f"\n{runs} runs per point, {max(x.get('gen_frames', 0) for x in cost)} frames per run, "
-          "one stream (node 1, group 0 for pagefill). Frames lost: sent by the generator and not "
-          "delivered to the sink, summed over the runs.\n")
+          "one stream (node 1, group 0 for pagefill), senders unpaced. Median of the runs, their "
+          "range, the kernel's part (median), and frames lost (sent by the generator, not delivered "
+          "to the sink, summed over the runs). Lost frames are not counted as delivered, so a run "
+          "with losses costs a little more per delivered frame.\n")
         if all(series.values()):
             svg_plot(os.path.join(d, "cost.svg"), sizes, series)
             p("![instructions per frame](cost.svg)\n")
@@ -181,7 +191,7 @@ def report(d):
         p("## 2. Offered rate, delivered rate and loss (paced senders)\n")
         p("Delivered rate: frames received over the time from the first to the last batch the "
           "sink read (guest clock; TCG, so far below real hardware). Offered 0: unpaced.\n")
-        p("| size | offered/s | NIC | delivered/s | runs | lost (all runs) | instructions/frame | "
+        p("| size | offered/s | NIC | delivered/s | range | lost (all runs) | instructions/frame | "
           "pagefill xoffs |")
         p("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
         for s in sorted({x["size"] for x in rate}):
@@ -270,9 +280,68 @@ def load_symbols(kallsyms, system_map):
     return [a for a, _ in syms], [n for _, n in syms]
 
 
+def demangle(name):
+    """A readable form of a Rust v0 symbol: its identifiers joined by ::.
+
+    Identifiers are <length><name>; a length right after "s" or "B" is a
+    disambiguator or a back reference, not an identifier.
+    """
+    base, _, mod = name.partition(" ")
+    if not base.startswith("_R"):
+        return name
+    parts, i = [], 2
+    while i < len(base):
+        if base[i].isdigit() and base[i - 1] not in "sB" and not base[i - 1].isdigit():
+            j = i
+            while j < len(base) and base[j].isdigit():
+                j += 1
+            n = int(base[i:j])
+            ident = base[j:j + n]
+            if len(ident) == n and n and (ident[0].isalpha() or ident[0] == "_"):
+                parts.append(ident)
+                i = j + n
+                continue
+        i += 1
+    return ("::".join(parts) or base) + (" " + mod if mod else "")
+
+
+VIRTIO = ("virtnet", "virtqueue", "vring", "virtio", "receive_buf", "receive_small", "receive_mergeable",
+          "page_to_skb", "try_fill_recv", "add_recvbuf", "detach_buf", "vp_", "skb_recv_done",
+          "mergeable_")
+
+# Where a function's instructions go, by name; first match wins.
+CATEGORIES = [
+    ("driver", lambda f: "[pagefill]" in f or f.startswith(VIRTIO)),
+    ("page pool", lambda f: "page_pool" in f or "netmem" in f),
+    ("skb alloc/free", lambda f: any(k in f for k in ("skb", "kmem_cache", "kfree", "slab", "freelist",
+                                                      "__alloc", "alloc_pages", "free_unref",
+                                                      "__free_pages", "rmqueue", "build_detached"))
+     and "recv" not in f and "gro" not in f),
+    ("GRO/netif", lambda f: any(k in f for k in ("gro", "netif_receive", "napi", "__netif",
+                                                 "net_rx_action", "process_backlog", "eth_type"))),
+    ("IP/UDP", lambda f: any(k in f for k in ("ip_", "udp", "fib_", "inet_", "raw_local", "ip4",
+                                              "nf_hook", "icmp"))),
+    ("copy", lambda f: "copy" in f or "memcpy" in f or "memmove" in f or "memset" in f),
+    ("syscall/socket (sink)", lambda f: any(k in f for k in ("recvmsg", "sys_", "sock", "entry_SYSCALL",
+                                                             "syscall", "msghdr", "do_syscall"))),
+    ("interrupts/irq/sched", lambda f: any(k in f for k in ("irq", "apic", "sched", "idle", "timer",
+                                                            "hrtimer", "tick", "softirq", "wake",
+                                                            "msi", "enqueue_task", "dequeue_task",
+                                                            "switch", "schedule"))),
+    ("user space", lambda f: f == "[user space]"),
+]
+
+
+def category(f):
+    for name, test in CATEGORIES:
+        if test(f):
+            return name
+    return "other"
+
+
 def profile(d, system_map):
+    """Per-function counts of the profiled windows into DIR/profile.tsv."""
     rows = parse(os.path.join(d, "raw-prof.txt"))
-    tot_rate, ker_rate, _ = idle_rates(rows)
     out = os.path.join(d, "run-prof", "out")
     addrs, names = load_symbols(os.path.join(out, "kallsyms"), system_map)
 
@@ -288,35 +357,73 @@ def profile(d, system_map):
         if a < 0xFFFF800000000000:
             return "[user space]"
         i = bisect.bisect_right(addrs, a) - 1
-        return names[i] if i >= 0 else hex(a)
+        return demangle(names[i]) if i >= 0 else hex(a)
 
-    print("# Instructions per delivered frame, by function\n")
-    print("From `scripts/bench.sh --what prof`: the pf-insn plugin's per-block execution counts "
-          "over each sink window (a block is charged to the function it starts in).\n")
-    for k, x in rows:
-        if k != "prof" or not x.get("received"):
-            continue
-        m = x.get("marks", x.get("gen_marks"))
-        a, b = load(m - 2), load(m - 1)
-        funcs = {}
-        for key, e in b.items():
-            n = (e - a.get(key, 0)) * key[1]
-            if n:
-                f = name(key[0])
-                funcs[f] = funcs.get(f, 0) + n
+    with open(os.path.join(d, "profile.tsv"), "w") as tsv:
+        tsv.write("nic\tsize\tframes\tfunction\tinstructions\n")
+        for k, x in rows:
+            if k != "prof" or not x.get("received"):
+                continue
+            m = x.get("marks", x.get("gen_marks"))
+            a, b = load(m - 2), load(m - 1)
+            funcs = {}
+            for key, e in b.items():
+                n = (e - a.get(key, 0)) * key[1]
+                if n:
+                    f = name(key[0])
+                    funcs[f] = funcs.get(f, 0) + n
+            for f, v in sorted(funcs.items(), key=lambda t: -t[1]):
+                tsv.write(f"{x['nic']}\t{x['size']}\t{x['received']}\t{f}\t{v}\n")
+
+
+def profile_report(d):
+    """DIR/profile.tsv as markdown."""
+    runs = {}
+    with open(os.path.join(d, "profile.tsv")) as f:
+        next(f)
+        for line in f:
+            nic, size, frames, func, n = line.rstrip("\n").split("\t")
+            runs.setdefault((nic, int(size), int(frames)), {})[func] = int(n)
+    p = print
+    p("# Instructions per delivered frame, by function\n")
+    p("From `scripts/bench.sh` (its `prof` part): the pf-insn plugin's per-block execution counts "
+      "over one sink window per case, unpaced sender, one stream; a block is charged to the "
+      "function it starts in. `profile.tsv` has every function.\n")
+    p("## By category\n")
+    keys = sorted(runs, key=lambda k: (k[1], k[0]))
+    cats = [c for c, _ in CATEGORIES] + ["other"]
+    p("| category | " + " | ".join(f"{NICS[k[0]]} {k[1]} B" for k in keys) + " |")
+    p("| --- | " + " | ".join("---:" for _ in keys) + " |")
+    sums = {}
+    for k in keys:
+        for f, n in runs[k].items():
+            c = category(f)
+            sums[(k, c)] = sums.get((k, c), 0) + n
+    for c in cats:
+        p(f"| {c} | " + " | ".join(f"{sums.get((k, c), 0) / k[2]:.0f}" for k in keys) + " |")
+    p("| **total** | " + " | ".join(f"**{sum(runs[k].values()) / k[2]:.0f}**" for k in keys) + " |")
+    p("")
+    p("Driver: the pagefill module's functions, or virtio-net's and the virtio ring's "
+      "(`virtnet_*`, `virtqueue_*`, `vring_*`, `receive_buf`, `page_to_skb`, `try_fill_recv`, ...). "
+      "The categories are by function name, so they are approximate.\n")
+    for k in keys:
+        funcs, frames = runs[k], k[2]
         total = sum(funcs.values())
-        frames = x["received"]
-        print(f"## {NICS[x['nic']]}, {x['size']}-byte frames: {total / frames:.0f} instructions "
-              f"per frame ({frames} frames)\n")
-        drv = sum(v for f, v in funcs.items() if "[pagefill]" in f or f.split()[0].startswith(
-            ("virtnet", "virtqueue", "vring", "virtio", "receive_buf", "page_to_skb", "vp_")))
-        print(f"Driver's own functions (module pagefill, or virtnet_/virtqueue_/vring_/virtio_): "
-              f"{drv / frames:.0f} per frame.\n")
-        print("| function | instructions/frame | share |")
-        print("| --- | ---: | ---: |")
-        for f, v in sorted(funcs.items(), key=lambda t: -t[1])[:30]:
-            print(f"| `{f}` | {v / frames:.0f} | {100 * v / total:.1f}% |")
-        print("")
+        p(f"## {NICS[k[0]]}, {k[1]}-byte frames: {total / frames:.0f} instructions per frame "
+          f"({frames} frames)\n")
+        p("| function | instructions/frame | share |")
+        p("| --- | ---: | ---: |")
+        for f, v in sorted(funcs.items(), key=lambda t: -t[1])[:25]:
+            p(f"| `{f}` | {v / frames:.0f} | {100 * v / total:.1f}% |")
+        p("")
+        drv = [(f, v) for f, v in funcs.items() if category(f) == "driver"]
+        p(f"Driver functions ({sum(v for _, v in drv) / frames:.0f} per frame):\n")
+        p("| driver function | instructions/frame |")
+        p("| --- | ---: |")
+        for f, v in sorted(drv, key=lambda t: -t[1]):
+            if v / frames >= 0.5:
+                p(f"| `{f}` | {v / frames:.1f} |")
+        p("")
 
 
 def main():
@@ -324,6 +431,9 @@ def main():
         report(sys.argv[2])
     elif len(sys.argv) >= 4 and sys.argv[1] == "profile":
         profile(sys.argv[2], sys.argv[3])
+        profile_report(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "profile-report":
+        profile_report(sys.argv[2])
     else:
         sys.exit(__doc__)
 
