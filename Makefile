@@ -10,6 +10,8 @@
 #   make CLIPPY=1        the same, with clippy over the Rust code
 #   make sim             build the device model (tools/pagefill-sim)
 #   make check           the test command (tests/run.sh)
+#   make bench           pagefill against virtio-net (scripts/bench.sh; not a
+#                        test: it writes Documentation/.../pagefill/bench/)
 #   make clean
 
 ifneq ($(KERNELRELEASE),)
@@ -21,7 +23,7 @@ PF_DEFAULT_KDIR := 1
 endif
 JOBS ?= $(shell nproc)
 
-.PHONY: all modules sim check clean
+.PHONY: all modules sim check bench clean
 
 all: modules
 
@@ -37,6 +39,9 @@ endif
 
 sim:
 	cargo build --release -p pagefill-sim
+
+bench:
+	scripts/bench.sh
 
 check:
 	tests/run.sh

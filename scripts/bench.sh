@@ -44,6 +44,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 if [ -z "$report_only" ]; then
+	# A run replaces the folder's results: the report reads every raw file.
+	rm -rf "$out"/raw-*.txt "$out"/profile.* "$out"/run-*
 	"$PF_TOP/scripts/toolchain-root.sh" >/dev/null
 	ko=$("$PF_TOP/scripts/build-module.sh" fast)
 	# The plugin and the sink, built in the root (its QEMU loads the one, its
@@ -76,8 +78,6 @@ if [ -z "$report_only" ]; then
 	case " $what " in *" prof "*) boot prof prof ",prof=@RUN@/out" ;; esac
 	# The run folders are big (profiles) and only the report's inputs are kept.
 	if [ -d "$out/run-prof" ]; then
-		mkdir -p "$out/prof"
-		cp "$out/run-prof/out/kallsyms" "$out/prof/" 2>/dev/null || true
 		python3 "$PF_TOP/scripts/bench/report.py" profile "$out" \
 			"$("$PF_TOP/scripts/build-kernel.sh" --path fast)/System.map" >"$out/profile.md"
 	fi

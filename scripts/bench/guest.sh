@@ -50,6 +50,10 @@ done
 echo "# pagefill $pf ($pfmac), virtio-net $vn ($vnmac); $(nproc) vCPU"
 echo "# ethtool -c $pf: $(ethtool -c "$pf" | grep -i 'rx-usecs:' | head -n 1)"
 
+# es NAME: ethtool -S counter NAME of the pagefill interface (summed over
+# queues for rxN_ names).
+es() { ethtool -S "$pf" | sed -n "s/^ *$1: //p" | awk '{s += $1} END {print s + 0}'; }
+
 # gen_req NIC SIZE COUNT RATE [NODES [GROUPS]]: the host agent request that sends
 # COUNT frames per stream of SIZE bytes to NIC's address.
 gen_req() {
@@ -80,12 +84,16 @@ answer() {
 }
 
 # sink FRAMES REQUEST: run the sink; prints "received ... window_ns ... insns
-# ... kinsns ... gen <generator's answer>".
+# ... kinsns ... overflow N gen <generator's answer>", N the frames the
+# pagefill device dropped meanwhile because a paused stream's holding space
+# was full (dev_drop_overflow).
 sink() {
+	drops=$(es dev_drop_overflow)
 	out=$("$bin/pf-sink" 9000 "$1" 3000 "$2") || true
 	id=${out##* request }
 	ins=$(marks)
-	echo "${out% request *} $ins gen $(answer "$id")"
+	gen=$(answer "$id")
+	echo "${out% request *} $ins overflow $(($(es dev_drop_overflow) - drops)) gen $gen"
 }
 
 # An idle window: the sink waits 2 s for frames that never come.
@@ -147,9 +155,6 @@ if echo "$what" | grep -qw rate; then
 	done
 fi
 
-# es NAME: ethtool -S counter NAME of the pagefill interface (summed over
-# queues for rxN_ names).
-es() { ethtool -S "$pf" | sed -n "s/^ *$1: //p" | awk '{s += $1} END {print s + 0}'; }
 # pool: the page pools of the pagefill interface, from page-pool-get:
 # "pools N inflight PAGES inflight_mem BYTES".
 pool() {

@@ -152,16 +152,15 @@ def report(d):
     if cost:
         nics = [n for n in ("pf", "vn", "pfbig") if any(x["nic"] == n for x in cost)]
         p("## 1. Guest instructions per delivered frame (unpaced senders)\n")
-        head = "| size |"
-        for n in nics:
-            head += f" {NICS[n]} | range | kernel | lost |"
+        head = "| size |" + "".join(f" {NICS[n]} | range |" for n in nics)
         head += " pagefill/virtio-net |" + (" 32 KiB/virtio-net |" if "pfbig" in nics else "")
-        p(head)
-        p("|" + " ---: |" * (1 + 4 * len(nics) + 1 + ("pfbig" in nics)))
+        head2 = "| size |" + "".join(f" {NICS[n]}: kernel | lost | delivered/s |" for n in nics)
+        lines, lines2 = [head, "|" + " ---: |" * (1 + 2 * len(nics) + 1 + ("pfbig" in nics))], \
+            [head2, "|" + " ---: |" * (1 + 3 * len(nics))]
         sizes = sorted({x["size"] for x in cost})
         series = {n: [] for n in nics}
         for s in sizes:
-            line, meds = f"| {s} |", {}
+            line, line2, meds = f"| {s} |", f"| {s} |", {}
             for nic in nics:
                 rs = [x for x in cost if x["size"] == s and x["nic"] == nic]
                 pf = [per_frame(x, tot_rate, ker_rate) for x in rs]
@@ -169,20 +168,29 @@ def report(d):
                 k = [b for _, b in pf if b is not None]
                 meds[nic] = med(t)
                 lost = sum(x.get("gen_frames", 0) - x["received"] for x in rs)
-                line += f" {fnum(meds[nic])} | {rng(t)} | {fnum(med(k))} | {lost} |"
+                over = sum(x["overflow"] for x in rs if isinstance(x.get("overflow"), int))
+                lost = f"{lost} ({over})" if nic != "vn" and any("overflow" in x for x in rs) else lost
+                dr = med([x["received"] / (x["span_ns"] / 1e9) for x in rs if x.get("span_ns")])
+                line += f" {fnum(meds[nic])} | {rng(t)} |"
+                line2 += f" {fnum(med(k))} | {lost} | {fnum(dr)} |"
                 if t:
                     series[nic].append((s, meds[nic], min(t), max(t)))
             for a in ("pf", "pfbig"):
                 if a in nics:
                     r = meds[a] / meds["vn"] if meds.get(a) and meds.get("vn") else None
                     line += f" {fnum(r, '{:.2f}')} |"
-            p(line)
+            lines.append(line)
+            lines2.append(line2)
+        p("\n".join(lines) + "\n")
+        p("\n".join(lines2))
         runs = max(x["run"] for x in cost)
         p(f"\n{runs} runs per point, {max(x.get('gen_frames', 0) for x in cost)} frames per run, "
           "one stream (node 1, group 0 for pagefill), senders unpaced. Median of the runs, their "
-          "range, the kernel's part (median), and frames lost (sent by the generator, not delivered "
-          "to the sink, summed over the runs). Lost frames are not counted as delivered, so a run "
-          "with losses costs a little more per delivered frame.\n")
+          "range, the kernel's part (median), frames lost (sent by the generator, not delivered "
+          "to the sink, summed over the runs; in brackets, where recorded, those the pagefill "
+          "device counted in `dev_drop_overflow`), and the delivered rate (median; guest clock "
+          "under TCG, from the first to the last batch the sink read). Lost frames are not "
+          "counted as delivered, so a run with losses costs a little more per delivered frame.\n")
         if all(series.values()):
             svg_plot(os.path.join(d, "cost.svg"), sizes, series)
             p("![instructions per frame](cost.svg)\n")
@@ -222,21 +230,27 @@ def report(d):
     mem = [x for k, x in rows if k == "mem"]
     if mem:
         p("## 3. Memory of the pagefill receive side\n")
-        p("Pinned pages: the page pool's in-flight pages (`ynl page-pool-get`); buffers: "
-          "`rx0_buffers_allocated - rx0_buffers_recycled` (`ethtool -S`). Table bytes: the "
-          "master table (4096 x 8 B) plus the node tables the driver allocates at probe "
-          "(`MAX_JOINED` = 64 tables of 32 x 8 B) -- fixed; the design's ideal is the master table "
-          "plus one node table per joined group. Pages ideal: one posted page per active stream "
-          "(the issue's target: memory grows with active streams).\n")
-        p("| state | active streams | groups joined | pinned pages | pinned bytes | buffers out | "
-          "table bytes | ideal table bytes | ideal pages |")
+        p("Pinned pages: the page pool's pages in flight (`ynl page-pool-get`; they include the "
+          "pool's own cache, which it fills 64 pages at a time). Table bytes: the master table (4096 x 8 B) plus the node tables the driver "
+          "allocates at probe (`MAX_JOINED` = 64 tables of 32 x 8 B), fixed; ideal: the master table "
+          "plus one node table per joined group. Seed design: one pinned page per member node of "
+          "each joined group (31 remote nodes here, all members). Target (issue 6): memory that "
+          "grows with active streams, one posted page each. 4 KiB pages, one queue.\n")
+        p("| state | active streams | groups joined | pinned pages | pinned bytes | "
+          "table bytes | ideal table bytes | seed design pages | target pages |")
         p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for x in mem:
             g = x.get("groups", 0)
             p(f"| {x['label']} | {x['streams']} | {g} | {x.get('inflight', 'n/a')} | "
-              f"{x.get('inflight_mem', 'n/a')} | {x['allocated'] - x['recycled']} | "
-              f"{32768 + 64 * 256} | {32768 + g * 256} | {x['streams']} |")
+              f"{x.get('inflight_mem', 'n/a')} | "
+              f"{32768 + 64 * 256} | {32768 + g * 256} | {31 * g} | {x['streams']} |")
         p("")
+        p("Worst case of the layout, 4096 groups x 32 nodes (computed, not measured: the driver "
+          "joins at most 64 groups, and posts at most `ethtool -G rx` buffers per queue, 1024 by "
+          "default, 16384 at most): tables 32768 + 4096 x 256 = 1081344 bytes; one posted buffer "
+          "per remote node of every group, 4096 x 31 = 126976 pages (496 MiB of 4 KiB pages), and "
+          "as many again while every stream fills one. The driver's own bound: 64 x 31 = 1984 "
+          "posted buffers, capped by the ring limit.\n")
     lat = [x for k, x in rows if k == "lat"]
     if lat:
         p("## 4. Round trip of a lone 64-byte frame (host clock)\n")
