@@ -216,16 +216,19 @@ def report(d):
                     p(f"| {s} | {o or 'unpaced'} | {NICS[nic]} | {fnum(med(dr))} | {rng(dr)} | "
                       f"{lost} | {fnum(med(ipf))} | {fnum(xo) if nic == 'pf' else '-'} |")
         p("")
-        p("Zero-loss rate (highest offered rate with no frame lost in any run):\n")
+        p("Zero-loss rate: the highest offered rate up to which no run lost a frame (unpaced "
+          "counts as the highest):\n")
         for s in sorted({x["size"] for x in rate}):
             for nic in ("pf", "vn"):
-                ok = []
-                for o in sorted({x["offered"] for x in rate if x["size"] == s}):
+                best = None
+                for o in sorted({x["offered"] for x in rate if x["size"] == s}, key=lambda o: (o == 0, o)):
                     rs = [x for x in rate if x["size"] == s and x["offered"] == o and x["nic"] == nic]
-                    if rs and all(x.get("gen_frames", 0) == x["received"] for x in rs):
-                        ok.append(o)
-                best = "unpaced" if 0 in ok else (str(max(ok)) + "/s" if ok else "none of those offered")
-                p(f"- {s} bytes, {NICS[nic]}: {best}")
+                    if not rs or any(x.get("gen_frames", 0) != x["received"] for x in rs):
+                        break
+                    best = o
+                text = "none of those offered" if best is None else (
+                    "unpaced" if best == 0 else f"{best}/s")
+                p(f"- {s} bytes, {NICS[nic]}: {text}")
         p("")
     mem = [x for k, x in rows if k == "mem"]
     if mem:
