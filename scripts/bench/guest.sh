@@ -12,7 +12,7 @@
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, bigbuf,
-# rate, mem, coal, prof).
+# multi, rate, mem, coal, prof).
 set -e
 ko=$1
 bin=$2
@@ -141,6 +141,19 @@ if echo "$what" | grep -qw bigbuf; then
 		done
 	done
 	big_buffers off
+fi
+
+# multi: the cost with 31 streams (nodes 1-31 of group 0) instead of one:
+# pagefill fills a buffer per stream, so each fills 31 times more slowly.
+if echo "$what" | grep -qw multi; then
+	per=$((count / 31))
+	for size in 64 1500; do
+		for r in $(seq "$runs"); do
+			for nic in pf vn; do
+				echo "multi nic $nic size $size nstreams 31 run $r $(sink $((per * 31)) "$(gen_req "$nic" "$size" "$per" 0 1-31)")"
+			done
+		done
+	done
 fi
 
 if echo "$what" | grep -qw rate; then

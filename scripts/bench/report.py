@@ -34,7 +34,7 @@ def parse(path):
     for line in open(path):
         words = line.split()
         if not words or words[0].startswith("#") or words[0] not in (
-                "idle", "cost", "rate", "mem", "lat", "prof"):
+                "idle", "cost", "multi", "rate", "mem", "lat", "prof"):
             continue
         kind, d, prefix, i = words[0], {}, "", 1
         while i < len(words):
@@ -194,6 +194,22 @@ def report(d):
         if all(series.values()):
             svg_plot(os.path.join(d, "cost.svg"), sizes, series)
             p("![instructions per frame](cost.svg)\n")
+    multi = [x for k, x in rows if k == "multi"]
+    if multi:
+        p("## 1b. With 31 streams (nodes 1-31 of group 0, unpaced)\n")
+        p("| size | pagefill | range | lost | virtio-net | range | lost | pagefill/virtio-net |")
+        p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for s in sorted({x["size"] for x in multi}):
+            line, meds = f"| {s} |", {}
+            for nic in ("pf", "vn"):
+                rs = [x for x in multi if x["size"] == s and x["nic"] == nic]
+                t = [a for a, _ in (per_frame(x, tot_rate, ker_rate) for x in rs) if a is not None]
+                meds[nic] = med(t)
+                lost = sum(x.get("gen_frames", 0) - x["received"] for x in rs)
+                line += f" {fnum(meds[nic])} | {rng(t)} | {lost} |"
+            r = meds["pf"] / meds["vn"] if meds["pf"] and meds["vn"] else None
+            p(line + f" {fnum(r, '{:.2f}')} |")
+        p("")
     rate = [x for k, x in rows if k == "rate"]
     if rate:
         p("## 2. Offered rate, delivered rate and loss (paced senders)\n")
