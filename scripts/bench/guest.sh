@@ -3,12 +3,17 @@
 #
 # guest.sh MODULE BIN: the benchmark inside the VM (scripts/bench.sh boots
 # it with one pagefill NIC, one virtio-net NIC and the pf-insn plugin; BIN
-# holds pf-sink). Prints one line per measurement, parsed by report.py:
+# holds pf-sink and pf-echo). Prints one line per measurement, parsed by
+# report.py as KEY VALUE pairs (what follows "gen" is the generator's
+# answer):
 #
-#   idle run R window_ns T insns I kinsns K
-#   cost nic N size S run R received F missing M window_ns T insns I kinsns K gen ...
-#   rate nic N size S offered O run R received F missing M window_ns T gen ...
-#   mem streams S groups G ... (ethtool -S and page-pool counters)
+#   idle run R received 0 ... window_ns T span_ns 0 insns I kinsns K
+#   cost|multi nic N size S [nstreams 31] run R received F ... insns I
+#       kinsns K overflow D gen ...     (N: pf, vn, or pfbig for 32 KiB buffers)
+#   rate nic N size S offered O run R received F ... gen ...
+#   mem label L streams S groups G ... inflight P inflight_mem B
+#   lat nic N usecs U eot E run R rtt_us min ... p50 ... n N lost L
+#   prof nic N size S received F ... marks M  (M: markers so far)
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, bigbuf,
