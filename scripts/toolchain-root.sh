@@ -56,6 +56,16 @@ if ! command -v mmdebstrap >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null
 fi
 
+# sid's packages one by one (name/sid), from a source that is there only
+# while they are installed, so nothing else in the root moves to sid.
+# The mirror's sid may be a snapshot older than its Release file's
+# Valid-Until: accept it, as the trixie ones are.
+sid_pkgs=$(for p in $(pkgs "$PF_TOP"/scripts/root-packages/sid.txt); do printf '%s/sid ' "$p"; done)
+sid_hook="echo 'deb $mirror sid main' >\"\$1/etc/apt/sources.list.d/sid.list\" &&
+	chroot \"\$1\" apt-get -o Acquire::Check-Valid-Until=false update -qq &&
+	chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $sid_pkgs &&
+	rm \"\$1/etc/apt/sources.list.d/sid.list\" && chroot \"\$1\" apt-get update -qq"
+
 tmp="$root.tmp"
 rm -rf "$tmp"
 pf_log "creating toolchain root in $root (mirror from host apt config)"
@@ -64,6 +74,7 @@ mmdebstrap --mode=root --variant=apt --skip=output/dev \
 	--aptopt='APT::Install-Recommends "false"' \
 	--include="$(pkgs "$PF_TOP"/scripts/root-packages/build.txt "$PF_TOP"/scripts/root-packages/guest.txt | tr ' ' ',')" \
 	--customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -t trixie-backports $(pkgs "$PF_TOP"/scripts/root-packages/backports.txt)" \
+	--customize-hook="$sid_hook" \
 	trixie "$tmp" \
 	"deb $mirror trixie main" \
 	"deb $mirror trixie-backports main" >&2
@@ -75,6 +86,10 @@ src_v=$(chroot "$tmp" dpkg-query -W -f='${Version}' rust-src)
 qemu_v=$(chroot "$tmp" qemu-system-x86_64 --version | awk 'NR == 1 { print $4 }')
 case "$qemu_v" in
 [0-9].* | 10.0.*) pf_die "QEMU $qemu_v has no vfio-user-pci; need >= 10.1" ;;
+esac
+ethtool_v=$(chroot "$tmp" ethtool --version | awk '{ print $3 }')
+case "$ethtool_v" in
+[0-5].* | 6.[0-9] | 6.1[0-4] | 6.1[0-4].*) pf_die "ethtool $ethtool_v has no JSON for -l; need >= 6.15" ;;
 esac
 ls "$tmp"/usr/src/linux-source-7.3.tar.* >/dev/null 2>&1 ||
 	pf_die "linux-source-7.3 is missing from the root; install it or point KSRC= at a kernel source"

@@ -26,6 +26,17 @@ eventually() {
 	done
 }
 
+# eventually_long CMD...: as eventually, for up to 2 minutes (a watchdog, a
+# device restart, under TCG on a busy machine).
+eventually_long() {
+	n=0
+	until "$@"; do
+		n=$((n + 1))
+		[ "$n" -lt 240 ] || return 1
+		sleep 0.5
+	done
+}
+
 # The PCI addresses of the pagefill NICs, from their vendor and device IDs.
 pf_nics() {
 	for d in /sys/bus/pci/devices/*; do

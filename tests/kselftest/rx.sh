@@ -11,7 +11,7 @@
 # QUEUES (ethtool -L combined), the device steers the streams over that many
 # queue pairs, each with its NAPI instance and page pool, and every queue
 # receives. Then a group is left, and the device drops its frames as
-# unjoined.
+# unjoined; joined again (three times), it receives again.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 ring=${2:-}
@@ -20,7 +20,7 @@ queues=${3:-1}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
 pf_need_host
-plan=12
+plan=14
 [ -z "$ring" ] || plan=$((plan + 1))
 [ "$queues" -eq 1 ] || plan=$((plan + 1))
 ktap_plan $plan
@@ -41,15 +41,16 @@ es() { ethtool -S "$dev" | sed -n "s/^ *$1: //p"; }
 qs() { ethtool -S "$dev" | sed -n "s/^ *rx[0-9]*_$1: //p" | awk '{s += $1} END {print s + 0}'; }
 ktap_check "ethtool -S: three groups joined" [ "$(es groups_joined)" -eq 3 ]
 
-# run SIZE COUNT: COUNT frames per stream from nodes 1-31 to groups 0, 7
-# and 300; the sink checks every stream.
+# run SIZE COUNT [GROUPS]: COUNT frames per stream from nodes 1-31 to
+# GROUPS (default 0,7,300); the sink checks every stream.
 run() {
-	total=$((93 * $2))
+	groups=${3:-0,7,300}
+	total=$((31 * $(echo "$groups" | tr ',' '\n' | wc -l) * $2))
 	rm -f /tmp/udp_sink.ready
 	python3 "$here/udp_sink.py" 9000 "$total" 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
-	$host gen --nodes 1-31 --groups 0,7,300 --size "$1" --count "$2" \
+	$host gen --nodes 1-31 --groups "$groups" --size "$1" --count "$2" \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 --eot-every 50 >/tmp/gen.out
 	wait "$sink"
 	rc=$?
@@ -62,12 +63,12 @@ total=6510
 ethtool -S "$dev" | sed 's/^/# /'
 echo "# device: starved $(stat starved) xoff $(stat xoff_sent) xon $(stat xon_sent) buffers $(stat rx_buffers) irqs $(stat irqs)"
 rx=$(cat "/sys/class/net/$dev/statistics/rx_packets")
-ktap_check "the interface and ethtool -S counted $total received frames" \
-	[ "$rx" -eq "$total" ] && [ "$(qs packets)" -eq "$total" ]
-ktap_check "short frames were copied, long ones went up as fragments" \
-	[ "$(qs copybreak)" -eq 4650 ] && [ "$(qs frags)" -eq 1860 ]
-ktap_check "no receive errors (no completion failed validation)" \
-	[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ] && [ "$(qs bad_completions)" -eq 0 ]
+ktap_check "the interface and ethtool -S counted $total received frames" eval \
+	'[ "$rx" -eq "$total" ] && [ "$(qs packets)" -eq "$total" ]'
+ktap_check "short frames were copied, long ones went up as fragments" eval \
+	'[ "$(qs copybreak)" -eq 4650 ] && [ "$(qs frags)" -eq 1860 ]'
+ktap_check "no receive errors (no completion failed validation)" eval \
+	'[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ] && [ "$(qs bad_completions)" -eq 0 ]'
 device_agrees() {
 	[ "$(stat rx_frames)" -eq "$total" ] && [ "$(es dev_rx_frames)" -eq "$total" ] &&
 		[ "$(stat drop_overflow)" -eq 0 ] && [ "$(es dev_drop_overflow)" -eq 0 ] &&
@@ -90,13 +91,27 @@ every_queue() {
 
 # Leave group 7: its frames are the device's to drop, counted as unjoined.
 ip maddr del 01:50:46:4c:00:07 dev "$dev"
-ktap_check "ip maddr del: two groups joined" eventually [ "$(es groups_joined)" -eq 2 ]
+ktap_check "ip maddr del: two groups joined" eventually eval '[ "$(es groups_joined)" -eq 2 ]'
 $host gen --nodes 1-31 --groups 7 --size 64 --count 5 \
 	--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/dev/null
 ktap_check "the device dropped the left group's 155 frames as unjoined" \
-	eventually [ "$(es dev_drop_unjoined)" -eq 155 ]
+	eventually eval '[ "$(es dev_drop_unjoined)" -eq 155 ]'
 ktap_check "the interface received none of them" \
 	[ "$(cat /sys/class/net/$dev/statistics/rx_packets)" -eq "$total" ]
+# Leave and join again: each queue releases its hold on the group's node
+# table when it leaves, so the table can serve the next join.
+rejoin() {
+	for i in 1 2 3; do
+		ip maddr add 01:50:46:4c:00:07 dev "$dev"
+		eventually eval '[ "$(es groups_joined)" -eq 3 ]' || return 1
+		[ "$i" -lt 3 ] || break
+		ip maddr del 01:50:46:4c:00:07 dev "$dev"
+		eventually eval '[ "$(es groups_joined)" -eq 2 ]' || return 1
+	done
+	[ "$(es group_join_failed)" -eq 0 ]
+}
+ktap_check "group 7 joined again, left and joined twice more" rejoin
+ktap_check "155 frames to the rejoined group 7, complete and in order" run 64 5 7
 ip link set "$dev" down
 ktap_check "ip link set down: no group joined" [ "$(es groups_joined)" -eq 0 ]
 rmmod pagefill

@@ -102,7 +102,14 @@ impl Faults {
         } else {
             &[BadGroup, BadNode, BadQueue, Duplicate]
         };
-        match self.fire(applies, c) {
+        let fired = self.fire(applies, c);
+        if matches!(
+            fired,
+            Some(LenPastBuffer | BadGroup | BadNode | BadQueue | NeverPosted)
+        ) {
+            c.frames_spoiled += u64::from(*frames);
+        }
+        match fired {
             Some(LenPastBuffer) => *bytes = buf_size + 64,
             Some(BadGroup) => *group = abi::MAX_GROUPS as u16 + (*group % 64),
             Some(BadNode) => *node = abi::MAX_NODES as u8 + (*node % 8),
@@ -115,13 +122,15 @@ impl Faults {
         1
     }
 
-    /// Corrupts a buffer's records before the device writes it.
-    pub fn corrupt_records(&mut self, staging: &mut [u8], c: &mut Counters) {
+    /// Corrupts a buffer's records (`frames` of them) before the device
+    /// writes it.
+    pub fn corrupt_records(&mut self, staging: &mut [u8], frames: u16, c: &mut Counters) {
         if staging.len() < record::HEADER_SIZE {
             return;
         }
         if self.fire(&[FaultMode::RecordLen], c).is_some() {
             staging[record::LEN..record::LEN + 2].copy_from_slice(&u16::MAX.to_le_bytes());
+            c.frames_spoiled += u64::from(frames);
         }
     }
 }

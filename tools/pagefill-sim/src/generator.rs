@@ -45,6 +45,9 @@ pub struct GenConfig {
     pub src_ip: Ipv4Addr,
     pub dst_ip: Ipv4Addr,
     pub dport: u16,
+    /// Stop when every stream left has been paused this long (a receiver
+    /// that never answers); None: wait for ever.
+    pub give_up: Option<Duration>,
 }
 
 /// What was sent.
@@ -54,6 +57,8 @@ pub struct GenReport {
     pub xoffs: u64,
     pub paused_time: Duration,
     pub elapsed: Duration,
+    /// Stopped by [`GenConfig::give_up`] with frames unsent.
+    pub gave_up: bool,
 }
 
 fn ipv4_checksum(h: &[u8]) -> u16 {
@@ -181,7 +186,12 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
             sent_any = true;
         }
         if !sent_any {
-            paused_since.get_or_insert_with(Instant::now);
+            let since = *paused_since.get_or_insert_with(Instant::now);
+            if cfg.give_up.is_some_and(|g| since.elapsed() >= g) {
+                report.paused_time += since.elapsed();
+                report.gave_up = true;
+                break;
+            }
             std::thread::sleep(Duration::from_micros(200));
             continue;
         }
@@ -225,6 +235,7 @@ mod tests {
             count: 1,
             rate: 0,
             eot_every: 0,
+            give_up: None,
             dst_mac: [0x02, 0x50, 0x46, 0x4c, 0, 1],
             src_ip: Ipv4Addr::new(192, 0, 2, 0),
             dst_ip: Ipv4Addr::new(192, 0, 2, 1),

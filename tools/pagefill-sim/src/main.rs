@@ -9,7 +9,7 @@
 //!     send a control command (stats, link up|down, fault MODE [EVERY],
 //!     fault off, stall MS, dead) to a NIC's control socket
 //! pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size BYTES
-//!     --count N [--rate FPS] [--eot-every N] --dst-mac MAC --dst-ip IP
+//!     --count N [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP
 //!     [--src-ip IP] [--dport PORT]
 //!     play virtual remote nodes sending numbered UDP streams
 //! ```
@@ -18,6 +18,7 @@ use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use pagefill_sim::config_space::ConfigSpace;
 use pagefill_sim::fabric::UnixFabric;
@@ -32,7 +33,7 @@ fn usage() -> ExitCode {
         "usage: pagefill-sim serve --socket PATH --fabric DIR --node N [--control PATH]\n\
          \x20      pagefill-sim ctl PATH COMMAND...\n\
          \x20      pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size N --count N\n\
-         \x20                       [--rate FPS] [--eot-every N] --dst-mac MAC --dst-ip IP\n\
+         \x20                       [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP\n\
          \x20                       [--src-ip IP] [--dport PORT]"
     );
     ExitCode::from(2)
@@ -200,19 +201,32 @@ fn gen(args: &[String]) -> ExitCode {
                 .ok()?,
             dst_ip: get("dst-ip")?.parse().ok()?,
             dport: get("dport").unwrap_or("9000").parse().ok()?,
+            give_up: match get("give-up-ms") {
+                Some(ms) => Some(Duration::from_millis(ms.parse().ok()?)),
+                None => None,
+            },
         })
     })();
     let Some(cfg) = cfg else { return usage() };
     match generator::run(&cfg) {
         Ok(r) => {
             println!(
-                "frames {} xoffs {} paused_us {} elapsed_us {}",
+                "frames {} xoffs {} paused_us {} elapsed_us {}{}",
                 r.frames,
                 r.xoffs,
                 r.paused_time.as_micros(),
-                r.elapsed.as_micros()
+                r.elapsed.as_micros(),
+                if r.gave_up {
+                    " gave_up (streams paused too long)"
+                } else {
+                    ""
+                }
             );
-            ExitCode::SUCCESS
+            if r.gave_up {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Err(e) => {
             eprintln!("pagefill-sim gen: {e}");

@@ -72,6 +72,10 @@ pub struct Counters {
     pub dma_errors: u64,
     /// Injected faults so far.
     pub faults_injected: u64,
+    /// Frames written in buffers whose completion or records a fault
+    /// spoiled: the host cannot deliver them, and should count the bad
+    /// completion instead.
+    pub frames_spoiled: u64,
 }
 
 /// A queue pair's host-programmed configuration.
@@ -350,7 +354,11 @@ impl Nic {
                     reg::Q_TX_TAIL => {
                         if self.running() && qi < self.num_queues as usize {
                             self.tx.queues[qi].tail = v;
-                            self.tx_process(qi);
+                            // A stalled device takes the doorbell but moves
+                            // nothing: the engine does, once the stall ends.
+                            if self.stalled_until.is_none_or(|until| until <= now) {
+                                self.tx_process(qi);
+                            }
                         }
                     }
                     _ => return Err(AccessError::NoRegister { offset: o as u64 }),

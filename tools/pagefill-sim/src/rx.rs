@@ -362,7 +362,7 @@ impl Nic {
     fn close(&mut self, s: &mut Stream, group: u16, src: u8, flags: u8) {
         let addr = s.buf_addr;
         self.faults
-            .corrupt_records(&mut s.staging, &mut self.counters);
+            .corrupt_records(&mut s.staging, s.frames, &mut self.counters);
         if let Err(e) = self.mem.write(addr, &s.staging) {
             return self.dma_failed("writing a receive buffer", e);
         }

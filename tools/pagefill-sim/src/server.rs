@@ -11,7 +11,8 @@
 //! - `link up` / `link down`;
 //! - `fault MODE [EVERY]` / `fault off` (see [`crate::faults::FaultMode`]);
 //! - `stall MS`: the device stops processing for MS milliseconds;
-//! - `dead`: the device stops answering (MMIO reads all ones, no DMA).
+//! - `dead`: the device stops answering (MMIO reads all ones, no DMA);
+//! - `revive`: it answers again, as it was (the host must reset it).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
@@ -121,6 +122,10 @@ pub fn control_command(nic: &Mutex<Nic>, line: &str) -> String {
         },
         (Some("dead"), None, None) => {
             n.dead = true;
+            "ok\n".into()
+        }
+        (Some("revive"), None, None) => {
+            n.dead = false;
             "ok\n".into()
         }
         _ => format!("error: unknown command: {line}\n"),

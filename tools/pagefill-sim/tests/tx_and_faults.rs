@@ -161,6 +161,27 @@ fn fault_modes_corrupt_what_they_say() {
 }
 
 #[test]
+fn frames_a_fault_spoils_are_counted() {
+    // The three frames of the DATA completion are lost to the host when the
+    // completion or the records are corrupted, not when only the count is
+    // off by one or the completion comes twice.
+    for (mode, spoiled) in [
+        (FaultMode::LenPastBuffer, 3),
+        (FaultMode::BadGroup, 3),
+        (FaultMode::BadNode, 3),
+        (FaultMode::BadQueue, 3),
+        (FaultMode::NeverPosted, 3),
+        (FaultMode::RecordLen, 3),
+        (FaultMode::FrameCount, 0),
+        (FaultMode::Duplicate, 0),
+    ] {
+        let (h, _) = faulty_data(mode);
+        assert_eq!(h.nic.counters.frames_spoiled, spoiled, "{mode:?}");
+        assert_eq!(h.nic.counters.rx_frames, 3, "{mode:?}");
+    }
+}
+
+#[test]
 fn faults_can_hit_every_nth_completion_only() {
     let mut h = Host::new(1, 6, 12);
     h.join(0, &[1]);
@@ -197,5 +218,9 @@ fn control_commands_switch_faults_link_and_report_stats() {
     let stats = control_command(&nic, "stats");
     assert!(stats.lines().any(|l| l == "drop_unjoined 0"), "{stats}");
     assert!(stats.lines().any(|l| l == "buffers_held 0"), "{stats}");
+    assert_eq!(control_command(&nic, "dead"), "ok\n");
+    assert!(nic.lock().unwrap().dead);
+    assert_eq!(control_command(&nic, "revive"), "ok\n");
+    assert!(!nic.lock().unwrap().dead);
     assert!(control_command(&nic, "bogus").starts_with("error"));
 }

@@ -174,6 +174,12 @@ pub(crate) struct NetdevData {
     misc: DeviceIrq,
     /// Fatal device errors reported by the misc vector.
     fatal_errors: AtomicU64,
+    /// Transmit queues the watchdog found stuck.
+    tx_timeouts: AtomicU64,
+    /// Restarts after a fatal error or a transmit timeout, and those that
+    /// failed (the device did not come back from its reset).
+    restarts: AtomicU64,
+    restarts_failed: AtomicU64,
     /// Groups that could not be joined for want of a node table.
     join_failed: AtomicU64,
     /// Link speed the device reported at probe, Mb/s.
@@ -214,6 +220,9 @@ impl NetdevData {
             misc_irq: p.misc_irq,
             misc: DeviceIrq::new(),
             fatal_errors: AtomicU64::new(0),
+            tx_timeouts: AtomicU64::new(0),
+            restarts: AtomicU64::new(0),
+            restarts_failed: AtomicU64::new(0),
             join_failed: AtomicU64::new(0),
             link_mbps: p.link_mbps,
             node_id: p.node_id,
@@ -501,6 +510,30 @@ impl Operations for PagefillNetdev {
         Self::start(dev, dev.mtu())
     }
 
+    fn tx_timeout(dev: &Device<Self>, _queue: u32) {
+        dev.data().tx_timeouts.fetch_add(1, Ordering::Relaxed);
+        dev.schedule_restart();
+    }
+
+    /// Resets the device and starts again with the same settings: every
+    /// buffer and frame the device held comes back (the frames are dropped,
+    /// counted by the device), and the groups are joined again.
+    fn restart(dev: &Device<Self>) -> Result {
+        let data = dev.data();
+        data.restarts.fetch_add(1, Ordering::Relaxed);
+        let restarted = Self::stop(dev).and_then(|()| Self::start(dev, dev.mtu()));
+        match restarted {
+            Ok(()) => {
+                data.sync_groups();
+                Ok(())
+            }
+            Err(e) => {
+                data.restarts_failed.fetch_add(1, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+
     fn stop(dev: &Device<Self>) -> Result {
         dev.tx_disable();
         dev.carrier_off();
@@ -613,6 +646,7 @@ impl EthtoolOps for PagefillNetdev {
         ("rx", "bytes"),
         ("rx", "dropped"),
         ("rx", "bad_completions"),
+        ("rx", "resyncs"),
         ("rx", "starved"),
         ("rx", "xon_doorbells"),
         ("rx", "page_alloc_failed"),
@@ -631,6 +665,9 @@ impl EthtoolOps for PagefillNetdev {
         c"groups_joined",
         c"group_join_failed",
         c"device_fatal_errors",
+        c"tx_timeouts",
+        c"restarts",
+        c"restarts_failed",
         c"dev_rx_frames",
         c"dev_starved",
         c"dev_drop_unjoined",
@@ -660,6 +697,7 @@ impl EthtoolOps for PagefillNetdev {
                 rx.bytes,
                 rx.dropped,
                 rx.bad,
+                rx.resync,
                 rx.starved,
                 rx.xon,
                 rx.alloc_failed,
@@ -688,6 +726,9 @@ impl EthtoolOps for PagefillNetdev {
             data.groups_joined(),
             data.join_failed.load(Ordering::Relaxed),
             data.fatal_errors.load(Ordering::Relaxed),
+            data.tx_timeouts.load(Ordering::Relaxed),
+            data.restarts.load(Ordering::Relaxed),
+            data.restarts_failed.load(Ordering::Relaxed),
         ];
         for (o, v) in Iterator::zip(out, Iterator::chain(values.into_iter(), device)) {
             *o = v;
@@ -786,6 +827,7 @@ impl Handler for PagefillNetdev {
         if cause & abi::misc::ERROR != 0 {
             data.fatal_errors.fetch_add(1, Ordering::Relaxed);
             dev.carrier_off();
+            dev.schedule_restart();
         }
         bar.write32(1, abi::reg::MISC_ARM);
     }

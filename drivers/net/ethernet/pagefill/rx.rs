@@ -76,6 +76,9 @@ pub(crate) struct RxStats {
     pub(crate) dropped: u64,
     /// Completions or records that failed validation.
     pub(crate) bad: u64,
+    /// Buffers taken back from a stream whose completion was lost: the
+    /// device reported the next one.
+    pub(crate) resync: u64,
     pub(crate) starved: u64,
     pub(crate) xon: u64,
     pub(crate) alloc_failed: u64,
@@ -97,6 +100,7 @@ impl RxStats {
         self.bytes += o.bytes;
         self.dropped += o.dropped;
         self.bad += o.bad;
+        self.resync += o.resync;
         self.starved += o.starved;
         self.xon += o.xon;
         self.alloc_failed += o.alloc_failed;
@@ -148,6 +152,9 @@ pub(crate) struct RxState {
     own_node: u8,
     /// Completions consumed, free running.
     head: u32,
+    /// A completion failed validation in this poll: it may have been a
+    /// stream's starvation report, which the device does not repeat.
+    report_lost: bool,
     pub(crate) stats: RxStats,
 }
 
@@ -166,6 +173,7 @@ impl RxState {
             cursor: 0,
             own_node: 0,
             head: 0,
+            report_lost: false,
             stats: RxStats::default(),
         }
     }
@@ -387,10 +395,35 @@ impl RxState {
             self.head = self.head.wrapping_add(1);
             work += self.completion(dev, napi, &cqe).max(1);
         }
+        if core::mem::take(&mut self.report_lost) {
+            self.owe_xon_everywhere();
+        }
         // Refill once per poll, after every buffer of it came back.
         self.fill_waiting(rings);
         let _ = qr.set_consumed(self.head);
         work
+    }
+
+    /// After a completion that failed validation: any stream may have
+    /// starved unreported, its sender paused until an XON that would never
+    /// come. Every stream with a posted buffer gets an XON now, every other
+    /// one when its entry is filled; the device ignores an XON for a stream
+    /// it did not pause.
+    fn owe_xon_everywhere(&mut self) {
+        let own = 1u32.checked_shl(u32::from(self.own_node)).unwrap_or(0);
+        for g in self.groups.iter_mut().filter(|g| !g.leaving) {
+            for (node, slot) in g.slots.iter().enumerate() {
+                let bit = 1u32 << node;
+                if bit == own {
+                    continue;
+                }
+                if slot.posted.is_some() {
+                    g.xon |= bit;
+                } else {
+                    g.starved |= bit;
+                }
+            }
+        }
     }
 
     /// Hands `ring` the stream id of every stream refilled after it
@@ -417,7 +450,7 @@ impl RxState {
             node < abi::MAX_NODES,
             cqe.queue == self.queue && steered == u32::from(self.queue),
         ) else {
-            self.stats.bad += 1;
+            self.bad_completion();
             return 0;
         };
         let bit = 1u32 << node;
@@ -426,19 +459,31 @@ impl RxState {
             rx_kind::CLAIM => {
                 let slot = &mut self.groups[gi].slots[node];
                 let posted = slot.posted.as_ref().map(PoolPage::dma_addr);
-                if slot.device.is_some() || posted != Some(cqe.addr) {
-                    self.stats.bad += 1;
+                if posted != Some(cqe.addr) {
+                    self.bad_completion();
                     return 0;
                 }
+                if slot.device.is_some() {
+                    // The device claims an entry only when it holds nothing.
+                    self.resync(gi, node);
+                }
+                let slot = &mut self.groups[gi].slots[node];
                 slot.device = slot.posted.take();
             }
             rx_kind::DATA => {
-                let slot = &mut self.groups[gi].slots[node];
+                let slot = &self.groups[gi].slots[node];
                 let held = slot.device.as_ref().map(PoolPage::dma_addr);
+                let posted = slot.posted.as_ref().map(PoolPage::dma_addr);
                 if held != Some(cqe.addr) {
-                    self.stats.bad += 1;
-                    return 0;
+                    if posted != Some(cqe.addr) {
+                        self.bad_completion();
+                        return 0;
+                    }
+                    self.resync(gi, node);
+                    let slot = &mut self.groups[gi].slots[node];
+                    slot.device = slot.posted.take();
                 }
+                let slot = &mut self.groups[gi].slots[node];
                 if let Some(buf) = slot.device.take() {
                     delivered = self.split(dev, napi, &buf, cqe);
                     // This reference goes back to the pool; fragments keep
@@ -461,7 +506,7 @@ impl RxState {
             }
             rx_kind::STARVED => self.starved(gi, node),
             _ => {
-                self.stats.bad += 1;
+                self.bad_completion();
                 return 0;
             }
         }
@@ -475,6 +520,26 @@ impl RxState {
             g.waiting |= bit;
         }
         delivered
+    }
+
+    /// Counts a completion that failed validation and was dropped.
+    fn bad_completion(&mut self) {
+        self.stats.bad += 1;
+        self.report_lost = true;
+    }
+
+    /// The device reported the buffer it took from `node`'s entry of group
+    /// `gi` (the one posted there), so it is done with the buffer it held
+    /// before, whose completion was lost or failed validation: that buffer
+    /// goes back to the pool, its frames lost (the bad completion was
+    /// counted), and the stream carries on.
+    fn resync(&mut self, gi: usize, node: usize) {
+        if let Some(old) = self.groups[gi].slots[node].device.take() {
+            drop(old);
+            self.outstanding = self.outstanding.saturating_sub(1);
+            self.stats.buf_recycled += 1;
+            self.stats.resync += 1;
+        }
     }
 
     /// The device found `node`'s entry of group `gi` empty and paused the

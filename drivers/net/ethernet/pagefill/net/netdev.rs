@@ -13,7 +13,7 @@ use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
 use kernel::{
     device::{self, Bound},
     error::{from_result, to_result},
-    ffi::{c_int, c_void},
+    ffi::{c_int, c_uint, c_void},
     prelude::*,
     types::Opaque, //
 };
@@ -107,6 +107,19 @@ pub trait Operations: Sized + 'static {
     /// (`ndo_set_rx_mode`). Atomic context: the address lock is held, with
     /// bottom halves off.
     fn set_rx_mode(_dev: &Device<Self>, _mc: &McList<'_, Self>) {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Transmit queue `queue` has been stopped longer than the watchdog
+    /// allows (`ndo_tx_timeout`). Atomic context (the watchdog timer):
+    /// a driver that recovers asks for [`Self::restart`].
+    fn tx_timeout(_dev: &Device<Self>, _queue: u32) {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Restarts the device, as asked by [`Device::schedule_restart`]: in
+    /// process context, under RTNL, only while the interface is up.
+    fn restart(_dev: &Device<Self>) -> Result {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -358,6 +371,14 @@ impl<T: Operations> Device<T> {
         // SAFETY: the device is valid (type invariant).
         unsafe { ffi::pagefill_netdev_mtu(self.as_raw()) }
     }
+
+    /// Asks for [`Operations::restart`] in process context, from any
+    /// context; false if a restart is already pending or `T` has none.
+    pub fn schedule_restart(&self) -> bool {
+        // SAFETY: the device is valid (type invariant) and was allocated by
+        // `pagefill_alloc_etherdev` (by `Registration::new`).
+        unsafe { ffi::pagefill_schedule_restart(self.as_raw()) }
+    }
 }
 
 /// The `net_device_ops` table of `T`.
@@ -447,7 +468,36 @@ impl<T: Operations> OpsTable<T> {
         T::set_rx_mode(dev, &McList(dev));
     }
 
+    /// # Safety
+    ///
+    /// `dev` as for [`Self::open`].
+    unsafe extern "C" fn tx_timeout(dev: *mut kernel::bindings::net_device, queue: c_uint) {
+        // SAFETY: the watchdog calls `ndo_tx_timeout` with a registered
+        // device.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        T::tx_timeout(dev, queue);
+    }
+
+    /// # Safety
+    ///
+    /// `dev` must be a device registered by [`Registration::new`] for `T`,
+    /// with RTNL held.
+    unsafe extern "C" fn restart(dev: *mut kernel::bindings::net_device) {
+        // SAFETY: the restart work runs for a device of `T` that
+        // `Registration::drop` has not freed yet (it cancels the work
+        // first), under RTNL.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        if let Err(e) = T::restart(dev) {
+            pr_err!("restart failed: {:?}\n", e);
+        }
+    }
+
     const TABLE: ffi::net_device_ops = ffi::net_device_ops {
+        ndo_tx_timeout: if T::HAS_TX_TIMEOUT {
+            Some(Self::tx_timeout)
+        } else {
+            None
+        },
         ndo_set_rx_mode: if T::HAS_SET_RX_MODE {
             Some(Self::set_rx_mode)
         } else {
@@ -513,7 +563,7 @@ impl Features {
 ///
 /// # Invariants
 ///
-/// `dev` is a registered `net_device` allocated by `alloc_etherdev_mqs` with
+/// `dev` is a registered `net_device` allocated by `pagefill_alloc_etherdev` with
 /// room for a `T::Data` in its private area, which holds an initialised
 /// value until drop.
 pub struct Registration<T: Operations> {
@@ -538,9 +588,21 @@ impl<T: Operations> Registration<T> {
     ) -> Result<Self> {
         const { assert!(core::mem::align_of::<T::Data>() <= NETDEV_ALIGN) };
         let ops: &'static ffi::net_device_ops = &OpsTable::<T>::TABLE;
-        // SAFETY: plain allocation; the result is checked.
+        let restart: Option<unsafe extern "C" fn(*mut kernel::bindings::net_device)> =
+            if T::HAS_RESTART {
+                Some(OpsTable::<T>::restart)
+            } else {
+                None
+            };
+        // SAFETY: plain allocation, the result checked; `restart` may be
+        // called with the device once registered (its safety condition).
         let raw = unsafe {
-            ffi::alloc_etherdev_mqs(size_of::<T::Data>() as c_int, cfg.tx_queues, cfg.rx_queues)
+            ffi::pagefill_alloc_etherdev(
+                size_of::<T::Data>() as c_int,
+                cfg.tx_queues,
+                cfg.rx_queues,
+                restart,
+            )
         };
         let dev = NonNull::new(raw).ok_or(ENOMEM)?;
         // SAFETY: the private area is `size_of::<T::Data>()` bytes aligned to
@@ -613,10 +675,12 @@ impl<T: Operations> Drop for Registration<T> {
     fn drop(&mut self) {
         let raw = self.dev.as_ptr();
         // SAFETY: the device is registered (type invariant). Unregistering
-        // stops it (ndo_stop) and waits until no operation runs, so the data
-        // can be dropped after it, and then the device freed.
+        // stops it (ndo_stop) and waits until no operation runs; a restart
+        // queued meanwhile finds it down and is waited for. Then the data
+        // can be dropped, and the device freed.
         unsafe {
             ffi::unregister_netdev(raw);
+            ffi::pagefill_cancel_restart(raw);
             core::ptr::drop_in_place(ffi::pagefill_netdev_priv(raw).cast::<T::Data>());
             ffi::free_netdev(raw);
         }
