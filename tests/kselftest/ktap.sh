@@ -15,27 +15,26 @@ ktap_check() {
 }
 ktap_finish() { [ "$ktap_fail" -eq 0 ]; }
 
-# eventually CMD...: CMD succeeds within 5 seconds (for state that another
-# process, such as a device model, updates on its own time).
-eventually() {
+# eventually_tries TRIES PAUSE CMD...: CMD succeeds within TRIES tries,
+# PAUSE seconds apart.
+eventually_tries() {
+	ev_tries=$1 ev_pause=$2
+	shift 2
 	n=0
 	until "$@"; do
 		n=$((n + 1))
-		[ "$n" -lt 50 ] || return 1
-		sleep 0.1
+		[ "$n" -lt "$ev_tries" ] || return 1
+		sleep "$ev_pause"
 	done
 }
 
+# eventually CMD...: CMD succeeds within 5 seconds (for state that another
+# process, such as a device model, updates on its own time).
+eventually() { eventually_tries 50 0.1 "$@"; }
+
 # eventually_long CMD...: as eventually, for up to 2 minutes (a watchdog, a
 # device restart, under TCG on a busy machine).
-eventually_long() {
-	n=0
-	until "$@"; do
-		n=$((n + 1))
-		[ "$n" -lt 240 ] || return 1
-		sleep 0.5
-	done
-}
+eventually_long() { eventually_tries 240 0.5 "$@"; }
 
 # The PCI addresses of the pagefill NICs, from their vendor and device IDs.
 pf_nics() {

@@ -463,25 +463,17 @@ impl RxState {
                     self.bad_completion();
                     return 0;
                 }
-                if slot.device.is_some() {
-                    // The device claims an entry only when it holds nothing.
-                    self.resync(gi, node);
-                }
-                let slot = &mut self.groups[gi].slots[node];
-                slot.device = slot.posted.take();
+                // The device claims an entry only when it holds nothing.
+                self.take_posted(gi, node);
             }
             rx_kind::DATA => {
                 let slot = &self.groups[gi].slots[node];
-                let held = slot.device.as_ref().map(PoolPage::dma_addr);
-                let posted = slot.posted.as_ref().map(PoolPage::dma_addr);
-                if held != Some(cqe.addr) {
-                    if posted != Some(cqe.addr) {
+                if slot.device.as_ref().map(PoolPage::dma_addr) != Some(cqe.addr) {
+                    if slot.posted.as_ref().map(PoolPage::dma_addr) != Some(cqe.addr) {
                         self.bad_completion();
                         return 0;
                     }
-                    self.resync(gi, node);
-                    let slot = &mut self.groups[gi].slots[node];
-                    slot.device = slot.posted.take();
+                    self.take_posted(gi, node);
                 }
                 let slot = &mut self.groups[gi].slots[node];
                 if let Some(buf) = slot.device.take() {
@@ -528,13 +520,14 @@ impl RxState {
         self.report_lost = true;
     }
 
-    /// The device reported the buffer it took from `node`'s entry of group
-    /// `gi` (the one posted there), so it is done with the buffer it held
-    /// before, whose completion was lost or failed validation: that buffer
-    /// goes back to the pool, its frames lost (the bad completion was
-    /// counted), and the stream carries on.
-    fn resync(&mut self, gi: usize, node: usize) {
-        if let Some(old) = self.groups[gi].slots[node].device.take() {
+    /// The device reported the buffer posted in `node`'s entry of group `gi`
+    /// as taken: it becomes the device's. The device is then done with any
+    /// buffer it held before, whose completion was lost or failed
+    /// validation: that buffer goes back to the pool, its frames lost (the
+    /// bad completion was counted), and the stream carries on.
+    fn take_posted(&mut self, gi: usize, node: usize) {
+        let slot = &mut self.groups[gi].slots[node];
+        if let Some(old) = core::mem::replace(&mut slot.device, slot.posted.take()) {
             drop(old);
             self.outstanding = self.outstanding.saturating_sub(1);
             self.stats.buf_recycled += 1;
