@@ -272,6 +272,12 @@ pub mod rx_cqe {
     pub const KIND: usize = 18;
     /// u8: [`super::rx_flags`].
     pub const FLAGS: usize = 19;
+    /// u32: buffers the device has taken from the stream's entry since the
+    /// group was joined or the device reset, free running, as of this
+    /// completion. A [`super::rx_kind::STARVED`] completion whose count is
+    /// ahead of the host's tells it that the buffer it posted last was
+    /// taken and written even though both completions naming it were lost.
+    pub const TAKEN: usize = 20;
     /// u32: bit 0 is the phase: 1 in the first pass over the ring, then
     /// flipped at every wrap.
     pub const PHASE: usize = 28;

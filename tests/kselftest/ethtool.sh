@@ -28,13 +28,14 @@ link() { ethtool "$a" | grep -q 'Speed: 2500Mb/s' && ethtool "$a" | grep -q 'Lin
 ktap_check "ethtool: 2500 Mb/s, link detected" link
 s() { ethtool -S "$a" | sed -n "s/^ *$1: //p"; }
 agree() {
-	[ "$(s rx0_packets)" -eq "$(cat /sys/class/net/$a/statistics/rx_packets)" ] &&
-		[ "$(s tx0_packets)" -eq "$(cat /sys/class/net/$a/statistics/tx_packets)" ] &&
-		[ "$(s rx0_packets)" -ge 5 ] && [ "$(s tx0_packets)" -ge 5 ]
+	rxp=$(pf_qsum "$a" rx_packets) txp=$(pf_qsum "$a" tx_packets)
+	[ "$rxp" -eq "$(cat /sys/class/net/$a/statistics/rx_packets)" ] &&
+		[ "$txp" -eq "$(cat /sys/class/net/$a/statistics/tx_packets)" ] &&
+		[ "$rxp" -ge 5 ] && [ "$txp" -ge 5 ]
 }
 # Neighbour probes may still come and go: the two must agree when still.
 ktap_check "ethtool -S agrees with the interface statistics" eventually agree
-ktap_check "no bad completions" [ "$(s rx0_bad_completions)" -eq 0 ]
+ktap_check "no bad completions" [ "$(pf_qsum "$a" rx_bad_completions)" -eq 0 ]
 
 # ring PARAM: the current value of PARAM ("RX", "TX", "RX Buf Len") in -g.
 ring() {
@@ -71,12 +72,13 @@ coalesce() {
 ktap_check "ethtool -C rx-usecs 0 and 200 take effect, 20000 is refused" coalesce
 combined() { ethtool -l "$a" | sed -n "/^$1/,\$p" | sed -n 's/^Combined:[[:space:]]*//p' | head -n 1; }
 channels() {
-	[ "$(combined Pre-set)" = 4 ] && [ "$(combined Current)" = 1 ] &&
+	[ "$(combined Pre-set)" = 4 ] && [ "$(combined Current)" = "$(pf_default_queues)" ] &&
+		ethtool -L "$a" combined 1 && [ "$(combined Current)" = 1 ] && pings &&
 		ethtool -L "$a" combined 2 && [ "$(combined Current)" = 2 ] &&
 		! ethtool -L "$a" combined 5 2>/dev/null && pings &&
 		ip netns exec peer ping -c 3 -i 0.2 -W 2 192.0.2.1 >/dev/null
 }
-ktap_check "ethtool -l: up to 4 combined channels; -L combined 2 takes effect, 5 is refused" channels
+ktap_check "ethtool -l: up to 4 combined channels, one per core at first; -L combined 1 and 2 take effect, 5 is refused" channels
 
 ifindex=$(cat "/sys/class/net/$a/ifindex")
 pf_ynl --dump queue-get --json "{\"ifindex\": $ifindex}" >/tmp/queues 2>&1

@@ -31,7 +31,7 @@ ip link set "$dev" up
 mac=$(cat "/sys/class/net/$dev/address")
 stat() { $host ctl 0 stats | sed -n "s/^$1 //p"; }
 es() { ethtool -S "$dev" | sed -n "s/^ *$1: //p"; }
-qs() { ethtool -S "$dev" | sed -n "s/^ *rx[0-9]*_$1: //p" | awk '{s += $1} END {print s + 0}'; }
+qs() { pf_qsum "$dev" "rx_$1"; }
 eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
 
 # send COUNT [IDLE]: COUNT frames of 64 bytes from each of nodes 1-31 to

@@ -44,6 +44,21 @@ pf_nics() {
 	done
 }
 
+# pf_default_queues: the queue pairs pagefill uses until ethtool -L: one per
+# physical core (netif_get_num_default_rss_queues()), at most the NIC's 4.
+pf_default_queues() {
+	n=$(sort -u /sys/devices/system/cpu/cpu*/topology/core_cpus_list | wc -l)
+	[ "$n" -lt 4 ] || n=4
+	echo "$n"
+}
+
+# pf_qsum DEV NAME: the ethtool -S counter NAME summed over the queues
+# (rx0_NAME + rx1_NAME + ...; NAME is e.g. rx_packets or tx_sg_frames).
+pf_qsum() {
+	dir=${2%%_*} name=${2#*_}
+	ethtool -S "$1" | sed -n "s/^ *$dir[0-9]*_$name: //p" | awk '{s += $1} END {print s + 0}'
+}
+
 # Kernel log lines since the mark set by pf_log_mark.
 pf_log_mark() { pf_log_start=$(dmesg | wc -l); }
 pf_log_since() { dmesg | tail -n +"$((pf_log_start + 1))"; }

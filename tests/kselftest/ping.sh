@@ -43,9 +43,9 @@ feature() { ethtool -k "$a" | grep -qE "^[[:space:]]*$1: on"; }
 ktap_check "scatter-gather and generic checksum offload are on" \
 	eval 'feature scatter-gather && feature tx-checksum-ip-generic'
 es() { ethtool -S "$a" | sed -n "s/^ *$1: //p"; }
-ethtool -S "$a" | grep -E 'tx0_(packets|sg_frames|csum_offload)' | sed 's/^ */# /'
+ethtool -S "$a" | grep -E 'tx[0-9]_(packets|sg_frames|csum_offload)' | sed 's/^ */# /'
 ktap_check "TCP went out in fragments, with device checksums" eval \
-	'[ "$(es tx0_sg_frames)" -gt 0 ] && [ "$(es tx0_csum_offload)" -gt 0 ]'
+	'[ "$(pf_qsum "$a" tx_sg_frames)" -gt 0 ] && [ "$(pf_qsum "$a" tx_csum_offload)" -gt 0 ]'
 csum_errors() { awk '/^Tcp:/ { if (h) print $NF; h = 1 }' "$@"; }
 ktap_check "no TCP checksum error at either end" \
 	eval '[ "$(csum_errors /proc/net/snmp)" -eq 0 ] && [ "$(ip netns exec peer cat /proc/net/snmp | csum_errors)" -eq 0 ]'

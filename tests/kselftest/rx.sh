@@ -7,29 +7,29 @@
 # copied skbs and page fragments) complete and in order, at two frame sizes;
 # ethtool -S, the interface's counters and the device's agree. With RX_RING
 # (ethtool -G rx), the device may hold only that many buffers: streams
-# starve, their senders pause and resume, and still nothing is lost. With
-# QUEUES (ethtool -L combined), the device steers the streams over that many
-# queue pairs, each with its NAPI instance and page pool, and every queue
-# receives. Then a group is left, and the device drops its frames as
+# starve, their senders pause and resume, and still nothing is lost. The
+# device steers the streams over the queue pairs in use (one per core, or
+# QUEUES with ethtool -L combined), each with its NAPI instance and page
+# pool, and every queue receives. Then a group is left, and the device drops its frames as
 # unjoined; joined again (three times), it receives again.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 ring=${2:-}
 [ "$ring" != - ] || ring=
-queues=${3:-1}
+queues=${3:-}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
 pf_need_host
-plan=14
+plan=15
 [ -z "$ring" ] || plan=$((plan + 1))
-[ "$queues" -eq 1 ] || plan=$((plan + 1))
 ktap_plan $plan
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")
 ip addr add 192.0.2.1/24 dev "$dev"
 [ -z "$ring" ] || ethtool -G "$dev" rx "$ring"
-[ "$queues" -eq 1 ] || ethtool -L "$dev" combined "$queues"
+[ -z "$queues" ] || ethtool -L "$dev" combined "$queues"
+queues=$(ethtool -l "$dev" | sed -n '/^Current/,$s/^Combined:[[:space:]]*//p')
 ip link set "$dev" up
 # Groups 7 and 300: 01:50:46:4c:0g:gg.
 ip maddr add 01:50:46:4c:00:07 dev "$dev"
@@ -38,7 +38,7 @@ mac=$(cat "/sys/class/net/$dev/address")
 stat() { $host ctl 0 stats | sed -n "s/^$1 //p"; }
 es() { ethtool -S "$dev" | sed -n "s/^ *$1: //p"; }
 # qs NAME: receive counter NAME summed over the queues (rxN_NAME).
-qs() { ethtool -S "$dev" | sed -n "s/^ *rx[0-9]*_$1: //p" | awk '{s += $1} END {print s + 0}'; }
+qs() { pf_qsum "$dev" "rx_$1"; }
 ktap_check "ethtool -S: three groups joined" [ "$(es groups_joined)" -eq 3 ]
 
 # run SIZE COUNT [GROUPS]: COUNT frames per stream from nodes 1-31 to
@@ -87,7 +87,7 @@ every_queue() {
 		q=$((q + 1))
 	done
 }
-[ "$queues" -eq 1 ] || ktap_check "ethtool -L combined $queues: every queue received" every_queue
+ktap_check "each of the $queues queue pairs in use received" every_queue
 
 # Leave group 7: its frames are the device's to drop, counted as unjoined.
 ip maddr del 01:50:46:4c:00:07 dev "$dev"

@@ -58,6 +58,9 @@ struct Stream {
     frames: u16,
     /// When the coalescing timer writes the buffer.
     deadline: Option<Instant>,
+    /// Buffers taken from the entry since the group was joined or the
+    /// device reset, free running: every completion carries it.
+    taken: u32,
     /// Xoff sent; waiting for XON.
     starved: bool,
     xoff_since: Option<Instant>,
@@ -72,6 +75,7 @@ impl Stream {
             staging: Vec::new(),
             frames: 0,
             deadline: None,
+            taken: 0,
             starved: false,
             xoff_since: None,
             held: VecDeque::new(),
@@ -126,6 +130,7 @@ impl RxEngine {
             s.staging.clear();
             s.frames = 0;
             s.deadline = None;
+            s.taken = 0;
             s.stats.dropped += s.held.len() as u64;
             s.held.clear();
             if s.starved {
@@ -178,6 +183,7 @@ struct Cqe {
     queue: u8,
     kind: u8,
     flags: u8,
+    taken: u32,
 }
 
 impl Cqe {
@@ -191,6 +197,7 @@ impl Cqe {
         e[rx_cqe::QUEUE] = self.queue;
         e[rx_cqe::KIND] = self.kind;
         e[rx_cqe::FLAGS] = self.flags;
+        e[rx_cqe::TAKEN..rx_cqe::TAKEN + 4].copy_from_slice(&self.taken.to_le_bytes());
         e
     }
 }
@@ -269,7 +276,9 @@ impl Nic {
 
     /// Takes the buffer in the stream's node table entry, or 0 if empty.
     fn take_entry(&mut self, node_table: u64, src: u8) -> Option<u64> {
-        match self.mem.take_u64(node_table + u64::from(src) * 8) {
+        let taken = self.mem.take_u64(node_table + u64::from(src) * 8);
+        log::trace!("take entry node {src} at {:#x}: {taken:x?}", node_table + u64::from(src) * 8);
+        match taken {
             Ok(a) if a != 0 && a % abi::DMA_ALIGN != 0 => {
                 log::error!("driver bug: posted buffer {a:#x} is not aligned");
                 self.set_fatal();
@@ -304,7 +313,8 @@ impl Nic {
                 }
                 Some(a) => {
                     s.buf_addr = a;
-                    self.post(group, src, rx_kind::CLAIM, 0, a, 0, 0);
+                    s.taken = s.taken.wrapping_add(1);
+                    self.post(group, src, rx_kind::CLAIM, 0, a, 0, 0, s.taken);
                 }
                 None => return,
             }
@@ -317,6 +327,7 @@ impl Nic {
                     return self.hold(s, seq, eot, frame);
                 }
                 Some(next) => {
+                    s.taken = s.taken.wrapping_add(1);
                     self.close(s, group, src, rx_flags::FULL | rx_flags::NEXT_TAKEN);
                     s.buf_addr = next;
                 }
@@ -347,7 +358,7 @@ impl Nic {
         s.stats.starved += 1;
         self.counters.starved += 1;
         if reported.is_none() {
-            self.post(group, src, rx_kind::STARVED, 0, 0, 0, 0);
+            self.post(group, src, rx_kind::STARVED, 0, 0, 0, 0, s.taken);
         }
         if s.xoff_since.is_none() {
             s.xoff_since = Some(now);
@@ -371,7 +382,7 @@ impl Nic {
         self.counters.rx_bytes += u64::from(bytes);
         self.counters.rx_buffers += 1;
         s.stats.written += u64::from(s.frames);
-        self.post(group, src, rx_kind::DATA, flags, addr, bytes, s.frames);
+        self.post(group, src, rx_kind::DATA, flags, addr, bytes, s.frames, s.taken);
         s.buf_addr = 0;
         s.staging.clear();
         s.frames = 0;
@@ -388,6 +399,7 @@ impl Nic {
         addr: u64,
         bytes: u32,
         frames: u16,
+        taken: u32,
     ) {
         let q = abi::stream_queue(group, node, self.num_queues) as usize;
         let mut cqe = Cqe {
@@ -399,6 +411,7 @@ impl Nic {
             queue: q as u8,
             kind,
             flags,
+            taken,
         };
         let copies = self.faults.corrupt_completion(
             &mut cqe.addr,
@@ -409,6 +422,10 @@ impl Nic {
             &mut cqe.queue,
             self.buf_size() as u32,
             &mut self.counters,
+        );
+        log::trace!(
+            "completion kind {kind} group {group} node {node} addr {addr:#x} frames {frames} flags {flags:#x} copies {copies} spoiled {}",
+            cqe.group != group || cqe.node != node || cqe.queue != q as u8 || cqe.addr != addr
         );
         let e = cqe.encode();
         for _ in 0..copies {
@@ -479,6 +496,7 @@ impl Nic {
         let Some(mut s) = self.rx.streams[idx].take() else {
             return;
         };
+        log::trace!("xon group {group} node {src} starved {} held {}", s.starved, s.held.len());
         if s.starved {
             self.resume(&mut s, group, src, now);
         }
@@ -536,6 +554,8 @@ impl Nic {
         if s.buf_addr != 0 {
             self.close(&mut s, group, src, rx_flags::FLUSH);
         }
+        // The host's count starts again when it joins the group again.
+        s.taken = 0;
         s.stats.dropped += s.held.len() as u64;
         self.counters.drop_unjoined += s.held.len() as u64;
         s.held.clear();

@@ -205,6 +205,8 @@ pub(crate) struct Probed {
     /// Linux interrupt numbers of the queue pairs' vectors (0: none).
     pub(crate) queue_irqs: [u32; abi::MAX_QUEUES],
     pub(crate) max_queues: u32,
+    /// Queue pairs to use until ethtool -L says otherwise.
+    pub(crate) queues: u32,
     pub(crate) misc_irq: u32,
     pub(crate) link_mbps: u32,
     pub(crate) node_id: u8,
@@ -226,7 +228,10 @@ impl NetdevData {
             join_failed: AtomicU64::new(0),
             link_mbps: p.link_mbps,
             node_id: p.node_id,
-            settings <- new_spinlock!(Settings::DEFAULT),
+            settings <- new_spinlock!(Settings {
+                queues: p.queues,
+                ..Settings::DEFAULT
+            }),
             wanted <- new_spinlock!(GroupSet::default_only()),
             tables <- new_spinlock!(Tables::new()),
             queues <- pin_init::pin_init_array_from_fn(|i| Queue::new(irqs[i])),
@@ -825,6 +830,7 @@ impl Handler for PagefillNetdev {
             }
         }
         if cause & abi::misc::ERROR != 0 {
+            pr_warn!("the device reported a fatal error: resetting it\n");
             data.fatal_errors.fetch_add(1, Ordering::Relaxed);
             dev.carrier_off();
             dev.schedule_restart();
@@ -848,14 +854,23 @@ impl Poll for PagefillNetdev {
             q.tx.lock().clean(dev, rings);
         }
         let bar = data.bar.try_access();
-        let (work, retired) = {
+        let (work, retired, broken) = {
             let mut rx = q.rx.lock();
             let work = rx.poll(dev, napi, &data.rings, budget);
             if let Some(bar) = &bar {
                 rx.take_xons(|id| bar.write32(id, abi::reg::XON));
             }
-            (work, rx.take_retired())
+            (work, rx.take_retired(), rx.take_broken())
         };
+        if let Some(stream) = broken {
+            pr_warn!(
+                "stream {}/{} stuck (starving with a buffer posted, its completions lost): resetting the device\n",
+                abi::stream_group(stream),
+                abi::stream_node(stream)
+            );
+            data.fatal_errors.fetch_add(1, Ordering::Relaxed);
+            dev.schedule_restart();
+        }
         // A group that finished leaving may be wanted again.
         if retired != 0 && data.tables.lock().release(retired) {
             data.sync_groups();

@@ -97,9 +97,13 @@ impl pci::Driver for PagefillDriver {
             let v = rings::queue_vector(i) as usize;
             *irq = kernel::irq::IrqRequest::from(vectors.index(v)?).irq();
         }
+        // One queue pair per core by default, as other multi-queue NICs;
+        // ethtool -L changes it.
+        let queues = net::netdev::default_rss_queues().min(max_queues as u32);
         let cfg = net::netdev::Config {
             tx_queues: max_queues as u32,
             rx_queues: max_queues as u32,
+            real_queues: queues,
             mac: id.mac,
             mtu: 1500,
             min_mtu: 68,
@@ -112,6 +116,7 @@ impl pci::Driver for PagefillDriver {
             rings,
             queue_irqs,
             max_queues: max_queues as u32,
+            queues,
             misc_irq,
             link_mbps: id.link_mbps,
             node_id: id.node,

@@ -77,6 +77,8 @@ pub(crate) struct RawCqe {
     pub(crate) queue: u8,
     pub(crate) kind: u8,
     pub(crate) flags: u8,
+    /// Buffers the device took from the stream's entry so far.
+    pub(crate) taken: u32,
 }
 
 impl QueueRings {
@@ -127,6 +129,7 @@ impl QueueRings {
             queue: (w2 >> 8) as u8,
             kind: (w2 >> 16) as u8,
             flags: (w2 >> 24) as u8,
+            taken: (w2 >> 32) as u32,
         })
     }
 

@@ -29,6 +29,11 @@ use crate::rings::{RawCqe, Rings, MAX_JOINED};
 
 /// Frames up to this size are copied; larger ones become fragments.
 pub(crate) const COPYBREAK: usize = 256;
+/// Starvation reports in a row, with a buffer posted and no completion
+/// naming the stream, after which the stream is stuck. Races account for a
+/// few (one per doorbell in flight); a stuck stream gets there within
+/// milliseconds.
+const STUCK_STARVATIONS: u16 = 64;
 /// Most bytes of headers copied into the linear part of a fragment skb.
 const MAX_HEADER: usize = 256;
 
@@ -39,6 +44,14 @@ struct Slot {
     posted: Option<PoolPage>,
     /// Taken by the device, being filled.
     device: Option<PoolPage>,
+    /// Starvation reports answered with an XON while `posted` was in the
+    /// entry, since a completion last named the stream. A few are a race
+    /// (a report, or an XON, older than the post); an endless run means
+    /// the device took `posted` and both its completions were lost.
+    starved_posted: u16,
+    /// The device's count of buffers taken from the entry, as of the last
+    /// completion naming the stream.
+    taken: u32,
 }
 
 /// A joined group.
@@ -147,6 +160,9 @@ pub(crate) struct RxState {
     ring: u32,
     /// Where the next search for a waiting entry starts (group index).
     cursor: usize,
+    /// A stream found stuck (see [`STUCK_STARVATIONS`]): the device needs a
+    /// reset.
+    broken: Option<u32>,
     /// This NIC's node id: no frame comes from it, so its entries stay
     /// empty.
     own_node: u8,
@@ -174,6 +190,7 @@ impl RxState {
             own_node: 0,
             head: 0,
             report_lost: false,
+            broken: None,
             stats: RxStats::default(),
         }
     }
@@ -200,6 +217,7 @@ impl RxState {
         self.ring = ring;
         self.cursor = 0;
         self.head = 0;
+        self.broken = None;
     }
 
     /// Takes every buffer (the device was reset, so it holds none) and the
@@ -354,6 +372,7 @@ impl RxState {
                     continue;
                 }
                 g.slots[node].posted = Some(buf);
+                g.slots[node].starved_posted = 0;
                 self.outstanding += 1;
                 self.stats.buf_alloc += 1;
                 if g.starved & (1 << node) != 0 {
@@ -426,6 +445,12 @@ impl RxState {
         }
     }
 
+    /// A stream found stuck since the last call, if any: the caller resets
+    /// the device.
+    pub(crate) fn take_broken(&mut self) -> Option<u32> {
+        self.broken.take()
+    }
+
     /// Hands `ring` the stream id of every stream refilled after it
     /// starved, to ring XON for, once each.
     pub(crate) fn take_xons(&mut self, mut ring: impl FnMut(u32)) {
@@ -465,6 +490,7 @@ impl RxState {
                 }
                 // The device claims an entry only when it holds nothing.
                 self.take_posted(gi, node);
+                self.groups[gi].slots[node].taken = cqe.taken;
             }
             rx_kind::DATA => {
                 let slot = &self.groups[gi].slots[node];
@@ -492,11 +518,34 @@ impl RxState {
                     }
                     slot.device = slot.posted.take();
                 }
+                let slot = &mut self.groups[gi].slots[node];
+                slot.starved_posted = 0;
+                slot.taken = cqe.taken;
                 if cqe.flags & rx_flags::STARVED != 0 {
                     self.starved(gi, node);
                 }
             }
-            rx_kind::STARVED => self.starved(gi, node),
+            rx_kind::STARVED => {
+                // The device reports a starvation of its own only when it
+                // holds no buffer of the stream: one it held closed with a
+                // completion that was lost.
+                let slot = &mut self.groups[gi].slots[node];
+                let held = slot.device.take();
+                // It took more buffers than the completions seen say: the
+                // one posted last (the only one posted since) was taken and
+                // written, and both completions naming it were lost.
+                let taken_unseen = cqe.taken != slot.taken;
+                slot.taken = cqe.taken;
+                let posted = if taken_unseen {
+                    slot.posted.take()
+                } else {
+                    None
+                };
+                for lost in [held, posted].into_iter().flatten() {
+                    self.recycle_lost(lost);
+                }
+                self.starved(gi, node);
+            }
             _ => {
                 self.bad_completion();
                 return 0;
@@ -527,17 +576,32 @@ impl RxState {
     /// bad completion was counted), and the stream carries on.
     fn take_posted(&mut self, gi: usize, node: usize) {
         let slot = &mut self.groups[gi].slots[node];
+        slot.starved_posted = 0;
         if let Some(old) = core::mem::replace(&mut slot.device, slot.posted.take()) {
-            drop(old);
-            self.outstanding = self.outstanding.saturating_sub(1);
-            self.stats.buf_recycled += 1;
-            self.stats.resync += 1;
+            self.recycle_lost(old);
         }
+    }
+
+    /// Returns a buffer the device is done with but whose completion was
+    /// lost to the pool; its frames are lost (the bad completion was
+    /// counted).
+    fn recycle_lost(&mut self, buf: PoolPage) {
+        drop(buf);
+        self.outstanding = self.outstanding.saturating_sub(1);
+        self.stats.buf_recycled += 1;
+        self.stats.resync += 1;
     }
 
     /// The device found `node`'s entry of group `gi` empty and paused the
     /// sender: XON is owed once the entry has a buffer, at once if one was
     /// posted since the device looked.
+    ///
+    /// A stream that keeps starving with a buffer posted and no completion
+    /// naming it is stuck: the device took that buffer and both its
+    /// completions were lost, so it finds the entry empty after every XON.
+    /// Which buffer it holds cannot be told from here (doorbells reach the
+    /// device late, so a report does not say which XON it answers): the
+    /// device is reset.
     fn starved(&mut self, gi: usize, node: usize) {
         self.stats.starved += 1;
         let g = &mut self.groups[gi];
@@ -545,11 +609,17 @@ impl RxState {
             // The flush resumed the sender.
             return;
         }
-        if g.slots[node].posted.is_some() {
-            g.xon |= 1 << node;
-        } else {
-            g.starved |= 1 << node;
+        let bit = 1 << node;
+        let slot = &mut g.slots[node];
+        if slot.posted.is_none() {
+            g.starved |= bit;
+            return;
         }
+        slot.starved_posted = slot.starved_posted.saturating_add(1);
+        if slot.starved_posted == STUCK_STARVATIONS {
+            self.broken = Some(abi::stream_id(g.id, node as u8));
+        }
+        g.xon |= bit;
     }
 
     /// Splits a written buffer into skbs; returns the frames delivered.

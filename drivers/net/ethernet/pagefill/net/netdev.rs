@@ -522,12 +522,24 @@ impl<T: Operations> OpsTable<T> {
     };
 }
 
+/// How many receive queues a multi-queue device should use by default:
+/// one per physical core, at most the core's cap
+/// (`netif_get_num_default_rss_queues()`).
+pub fn default_rss_queues() -> u32 {
+    // SAFETY: no preconditions; it only reads the online CPU mask.
+    let n = unsafe { ffi::netif_get_num_default_rss_queues() };
+    u32::try_from(n).unwrap_or(1).max(1)
+}
+
 /// Parameters of a new Ethernet device.
 pub struct Config {
     /// Transmit queues.
     pub tx_queues: u32,
     /// Receive queues.
     pub rx_queues: u32,
+    /// Transmit and receive queues in use at registration (at most
+    /// `tx_queues` and `rx_queues`).
+    pub real_queues: u32,
     /// Its MAC address.
     pub mac: [u8; 6],
     /// MTU at registration.
@@ -645,8 +657,16 @@ impl<T: Operations> Registration<T> {
         // A new interface has no carrier until the driver says the link is up.
         // SAFETY: the device is valid and not registered yet.
         unsafe { ffi::netif_carrier_off(raw) };
-        // SAFETY: the device is fully set up and not registered yet.
-        if let Err(e) = to_result(unsafe { ffi::register_netdev(raw) }) {
+        // SAFETY: the device is valid and not registered yet (so RTNL is not
+        // needed); the counts are checked against its queues by the callee.
+        let queues = to_result(unsafe {
+            ffi::netif_set_real_num_queues(raw, cfg.real_queues, cfg.real_queues)
+        });
+        let registered = queues.and_then(|()| {
+            // SAFETY: the device is fully set up and not registered yet.
+            to_result(unsafe { ffi::register_netdev(raw) })
+        });
+        if let Err(e) = registered {
             // SAFETY: registration failed: drop the data we initialised and
             // free the device, which nobody else can reach.
             unsafe {
