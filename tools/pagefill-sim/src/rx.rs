@@ -277,7 +277,10 @@ impl Nic {
     /// Takes the buffer in the stream's node table entry, or 0 if empty.
     fn take_entry(&mut self, node_table: u64, src: u8) -> Option<u64> {
         let taken = self.mem.take_u64(node_table + u64::from(src) * 8);
-        log::trace!("take entry node {src} at {:#x}: {taken:x?}", node_table + u64::from(src) * 8);
+        log::trace!(
+            "take entry node {src} at {:#x}: {taken:x?}",
+            node_table + u64::from(src) * 8
+        );
         match taken {
             Ok(a) if a != 0 && a % abi::DMA_ALIGN != 0 => {
                 log::error!("driver bug: posted buffer {a:#x} is not aligned");
@@ -382,7 +385,16 @@ impl Nic {
         self.counters.rx_bytes += u64::from(bytes);
         self.counters.rx_buffers += 1;
         s.stats.written += u64::from(s.frames);
-        self.post(group, src, rx_kind::DATA, flags, addr, bytes, s.frames, s.taken);
+        self.post(
+            group,
+            src,
+            rx_kind::DATA,
+            flags,
+            addr,
+            bytes,
+            s.frames,
+            s.taken,
+        );
         s.buf_addr = 0;
         s.staging.clear();
         s.frames = 0;
@@ -496,7 +508,11 @@ impl Nic {
         let Some(mut s) = self.rx.streams[idx].take() else {
             return;
         };
-        log::trace!("xon group {group} node {src} starved {} held {}", s.starved, s.held.len());
+        log::trace!(
+            "xon group {group} node {src} starved {} held {}",
+            s.starved,
+            s.held.len()
+        );
         if s.starved {
             self.resume(&mut s, group, src, now);
         }

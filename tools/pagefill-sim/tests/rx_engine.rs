@@ -240,6 +240,46 @@ fn the_vector_fires_only_when_armed_and_at_once_if_work_is_waiting() {
 }
 
 #[test]
+fn completions_carry_the_take_count_so_lost_ones_can_be_told() {
+    let mut h = Host::new(1, 6, 12);
+    h.join(4, &[6]);
+    let first = h.entry(4, 6);
+    h.frame(4, 6, 0, 1000, false);
+    let second = h.post(4, 6);
+    for s in 1..5 {
+        h.frame(4, 6, s, 1000, false); // the fifth takes `second`
+    }
+    h.frame(4, 6, 5, 1000, true);
+    let c = h.completions(0);
+    let seen: Vec<_> = c.iter().map(|c| (c.kind, c.addr, c.taken)).collect();
+    assert_eq!(
+        seen,
+        [
+            (rx_kind::CLAIM, first, 1),
+            (rx_kind::DATA, first, 2),
+            (rx_kind::DATA, second, 2)
+        ],
+        "CLAIM and NEXT_TAKEN count their take"
+    );
+    // Say the host lost both completions of a third buffer: the starvation
+    // report that follows is ahead of the last count it saw (2).
+    h.post(4, 6);
+    h.frame(4, 6, 6, 64, true);
+    h.frame(4, 6, 7, 64, false);
+    let c = h.completions(0);
+    assert_eq!(c.len(), 3);
+    assert_eq!((c[2].kind, c[2].taken), (rx_kind::STARVED, 3));
+    // A flush starts the count again, for the next join.
+    h.mem.write_u64(common::MASTER + 4 * 8, 0);
+    h.write(reg::GROUP_FLUSH, 4);
+    h.completions(0);
+    h.join(4, &[6]);
+    h.frame(4, 6, 8, 64, true);
+    let c = h.completions(0);
+    assert_eq!((c[0].kind, c[0].taken), (rx_kind::CLAIM, 1));
+}
+
+#[test]
 fn group_flush_returns_every_buffer_the_device_holds() {
     let mut h = Host::new(1, 6, 12);
     h.join(5, &[1, 2]);

@@ -854,13 +854,18 @@ impl Poll for PagefillNetdev {
             q.tx.lock().clean(dev, rings);
         }
         let bar = data.bar.try_access();
-        let (work, retired, broken) = {
+        let (work, retired, broken, stalled) = {
             let mut rx = q.rx.lock();
             let work = rx.poll(dev, napi, &data.rings, budget);
             if let Some(bar) = &bar {
                 rx.take_xons(|id| bar.write32(id, abi::reg::XON));
             }
-            (work, rx.take_retired(), rx.take_broken())
+            (
+                work,
+                rx.take_retired(),
+                rx.take_broken(),
+                rx.refill_stalled(),
+            )
         };
         if let Some(stream) = broken {
             pr_warn!(
@@ -874,6 +879,10 @@ impl Poll for PagefillNetdev {
         // A group that finished leaving may be wanted again.
         if retired != 0 && data.tables.lock().release(retired) {
             data.sync_groups();
+        }
+        if stalled {
+            // Poll again (from ksoftirqd if it lasts) until memory comes back.
+            return budget;
         }
         if work < budget && napi.complete_done(work) {
             if let Some(bar) = &bar {

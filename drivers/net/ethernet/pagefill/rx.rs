@@ -163,6 +163,8 @@ pub(crate) struct RxState {
     /// A stream found stuck (see [`STUCK_STARVATIONS`]): the device needs a
     /// reset.
     broken: Option<u32>,
+    /// The last refill stopped for want of a page.
+    alloc_failed: bool,
     /// This NIC's node id: no frame comes from it, so its entries stay
     /// empty.
     own_node: u8,
@@ -191,6 +193,7 @@ impl RxState {
             head: 0,
             report_lost: false,
             broken: None,
+            alloc_failed: false,
             stats: RxStats::default(),
         }
     }
@@ -336,6 +339,7 @@ impl RxState {
     /// starved stream always gets a buffer once the device hands one back,
     /// however small the ring.
     fn fill_waiting(&mut self, rings: &Rings) {
+        self.alloc_failed = false;
         self.fill(rings, true);
         self.fill(rings, false);
     }
@@ -362,6 +366,7 @@ impl RxState {
                 let Some(buf) = self.pool.as_ref().and_then(PagePool::alloc) else {
                     // Counted; the next poll tries again.
                     self.stats.alloc_failed += 1;
+                    self.alloc_failed = true;
                     self.cursor = gi;
                     return;
                 };
@@ -443,6 +448,13 @@ impl RxState {
                 }
             }
         }
+    }
+
+    /// Whether a stream the device paused waits for a buffer that could
+    /// not be allocated: no completion will come to retry the refill, so the
+    /// caller keeps polling.
+    pub(crate) fn refill_stalled(&self) -> bool {
+        self.alloc_failed && self.groups.iter().any(|g| g.waiting & g.starved != 0)
     }
 
     /// A stream found stuck since the last call, if any: the caller resets

@@ -45,6 +45,7 @@ pub struct Cqe {
     pub queue: u8,
     pub kind: u8,
     pub flags: u8,
+    pub taken: u32,
 }
 
 /// A sent message: (to, type, group, src, dst, data); a frame's data is its
@@ -218,6 +219,7 @@ impl Host {
                 queue: e[rx_cqe::QUEUE],
                 kind: e[rx_cqe::KIND],
                 flags: e[rx_cqe::FLAGS],
+                taken: u32::from_le_bytes(e[rx_cqe::TAKEN..rx_cqe::TAKEN + 4].try_into().unwrap()),
             });
             self.consumed[q] = i.wrapping_add(1);
         }

@@ -1,0 +1,114 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# allocfail.sh [PAGEFILL_KO]: failing allocations. Probe, open and a ring
+# change run again and again with each of their allocations failing in turn
+# (systematic fault injection, fail_nth.py): each attempt fails cleanly or
+# succeeds, nothing is left half done. Then, under traffic from 31 streams,
+# page pool allocations fail (fail_function on page_pool_alloc_netmems):
+# the driver counts them, streams starve and their senders pause, and no
+# frame is lost; and skb allocations fail (failslab on skbuff_head_cache):
+# the frames are dropped and counted, every other one delivered. With the
+# faults off every stream arrives complete and in order; the page pools are
+# gone once the interface is down (no page in flight) and kmemleak finds
+# nothing after rmmod.
+. "$(dirname "$0")/ktap.sh"
+ko=${1:-}
+here=$(dirname "$0")
+host="sh $here/pf-host.sh"
+pf_need_host
+dbg=/sys/kernel/debug
+if [ ! -e /proc/self/fail-nth ] || [ ! -d "$dbg/fail_function" ] ||
+	[ ! -d "$dbg/failslab" ] || [ ! -d "$dbg/fail_page_alloc" ]; then
+	echo "1..0 # SKIP needs FAULT_INJECTION_DEBUG_FS, FAILSLAB, FAIL_PAGE_ALLOC, FAIL_FUNCTION"
+	exit 4
+fi
+ktap_plan 10
+
+# attr NAME KEY=VALUE...: fault injection attributes in debugfs.
+attr() {
+	d=$dbg/$1
+	shift
+	for kv; do echo "${kv#*=}" >"$d/${kv%%=*}"; done
+}
+# fail-nth fails allocations that may sleep too, of any order; quietly.
+attr failslab verbose=0 ignore-gfp-wait=N
+attr fail_page_alloc verbose=0 ignore-gfp-wait=N min-order=0
+
+pf_load "$ko"
+bdf=$(pf_nics | head -n 1)
+echo "$bdf" >/sys/bus/pci/drivers/pagefill/unbind
+ktap_check "probe with each of its allocations failing in turn: clean failures, then bound" \
+	python3 "$here/fail_nth.py" bind "$bdf"
+echo "$bdf" >/sys/bus/pci/drivers/pagefill/bind
+dev=$(ls "/sys/bus/pci/devices/$bdf/net")
+ip addr add 192.0.2.1/24 dev "$dev"
+ktap_check "open with each of its allocations failing in turn: clean failures, then up" \
+	python3 "$here/fail_nth.py" up "$dev"
+ip link set "$dev" up
+eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
+ktap_check "ethtool -G rx with each allocation of the restart failing in turn: old rings kept" \
+	python3 "$here/fail_nth.py" rings "$dev"
+eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
+
+mac=$(cat "/sys/class/net/$dev/address")
+stat() { $host ctl 0 stats | sed -n "s/^$1 //p"; }
+qs() { pf_qsum "$dev" "rx_$1"; }
+# send COUNT [IDLE]: COUNT frames of 64 bytes from each of nodes 1-31 to
+# group 0, into the UDP sink (exact, or with IDLE for lossy traffic).
+send() {
+	rm -f /tmp/udp_sink.ready
+	python3 "$here/udp_sink.py" 9000 $((31 * $1)) 90 ${2:-} >/tmp/sink.out 2>&1 &
+	sink=$!
+	eventually test -f /tmp/udp_sink.ready
+	$host gen --nodes 1-31 --groups 0 --size 64 --count "$1" --give-up-ms 30000 \
+		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out
+	gen_rc=$?
+	wait "$sink"
+	sink_rc=$?
+	echo "# sink: $(cat /tmp/sink.out)"
+	[ "$gen_rc" -eq 0 ] || echo "# generator: $(cat /tmp/gen.out)"
+	[ "$gen_rc" -eq 0 ] && [ "$sink_rc" -eq 0 ]
+}
+received() { sed -n 's/^received \([0-9]*\) .*/\1/p' /tmp/sink.out; }
+
+# Page pool allocations fail one time in three while the streams run.
+w0=$(stat rx_frames) f0=$(qs page_alloc_failed)
+echo page_pool_alloc_netmems >"$dbg/fail_function/inject"
+attr fail_function verbose=0 interval=1 probability=33 times=-1
+send 20 5
+sent_rc=$?
+attr fail_function probability=0 times=0
+echo >"$dbg/fail_function/inject"
+written=$(($(stat rx_frames) - w0)) failed=$(($(qs page_alloc_failed) - f0)) got=$(received)
+echo "# page pool: $failed allocations failed, $written frames written, $got delivered"
+ktap_check "page pool allocations failing: $failed counted, all $written frames delivered" eval \
+	'[ "$sent_rc" -eq 0 ] && [ "$failed" -gt 0 ] && [ "$written" -eq 620 ] && [ "$got" -eq 620 ]'
+
+# skb heads fail one time in three (atomic allocations of that cache only;
+# the per-CPU cache of NAPI skbs refills 16 at a time, so fewer frames fail).
+w0=$(stat rx_frames) d0=$(qs dropped)
+echo 1 >/sys/kernel/slab/skbuff_head_cache/failslab
+attr failslab cache-filter=Y ignore-gfp-wait=Y interval=1 probability=33 times=-1
+send 20 5
+sent_rc=$?
+attr failslab probability=0 times=0 cache-filter=N ignore-gfp-wait=N
+echo 0 >/sys/kernel/slab/skbuff_head_cache/failslab
+written=$(($(stat rx_frames) - w0)) dropped=$(($(qs dropped) - d0)) got=$(received)
+echo "# skbs: $dropped frames dropped, $written written, $got delivered"
+ktap_check "skb allocations failing: $dropped frames dropped and counted, the other $got delivered, none twice" eval \
+	'[ "$sent_rc" -eq 0 ] && [ "$dropped" -gt 0 ] && [ $((got + dropped)) -eq "$written" ]'
+ktap_check "faults off: every stream complete and in order" send 10
+ktap_check "the interface counted the dropped frames" \
+	[ "$(cat "/sys/class/net/$dev/statistics/rx_dropped")" -ge "$dropped" ]
+
+ifindex=$(cat "/sys/class/net/$dev/ifindex")
+ip link set "$dev" down
+pools() { pf_ynl --dump page-pool-get 2>&1 | grep -c "'ifindex': $ifindex" ; }
+ktap_check "interface down: its page pools are gone, no page in flight" \
+	eventually eval '[ "$(pools)" -eq 0 ]'
+ktap_check "the device holds no buffer" \
+	[ "$(stat buffers_held)" -eq 0 ]
+rmmod pagefill
+ktap_check "no kmemleak report" pf_kmemleak_clean
+ktap_finish
