@@ -26,6 +26,8 @@
 #   --icount SHIFT     deterministic guest time: -icount shift=SHIFT (single-
 #                      threaded TCG)
 #   --qemu-arg ARG     one more QEMU argument; @RUN@ in it is the run folder
+#   --viommu           a virtual Intel IOMMU in front of the devices, in
+#                      strict mode (every unmap invalidates at once)
 #                      (the guest sees its out/ folder as /run/pf)
 #
 # The console log is printed when the command fails, the guest dies, a model
@@ -35,7 +37,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 flavour=fast nics=1 mem=2G smp=2 accel=tcg timeout=600 append="" keep=""
-virtio_net="" icount="" qemu_args=()
+virtio_net="" icount="" qemu_args=() viommu_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) flavour=$2; shift 2 ;;
@@ -44,11 +46,17 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--kvm) accel=kvm; shift ;;
 	--timeout) timeout=$2; shift 2 ;;
-	--append) append=$2; shift 2 ;;
+	--append) append+=" $2"; shift 2 ;;
 	--keep) keep=$2; shift 2 ;;
 	--virtio-net) virtio_net=1; shift ;;
 	--icount) icount=$2; shift 2 ;;
 	--qemu-arg) qemu_args+=("$2"); shift 2 ;;
+	--viommu)
+		# caching-mode: the VFIO side learns of every mapping the guest
+		# makes. Before the devices it translates for.
+		viommu_args=(-device intel-iommu,caching-mode=on)
+		append+=" intel_iommu=on iommu.strict=1"
+		shift ;;
 	--) shift; break ;;
 	-*) pf_die "unknown option $1" ;;
 	*) break ;;
@@ -174,7 +182,7 @@ timeout --kill-after=10 "$timeout" "$PF_TOP/scripts/in-root.sh" qemu-system-x86_
 	-device virtio-9p-pci,fsdev=pftop,mount_tag=pftop \
 	-fsdev "local,id=pfcache,path=$PF_CACHE,security_model=none,readonly=on" \
 	-device virtio-9p-pci,fsdev=pfcache,mount_tag=pfcache \
-	"${devices[@]}" "${qemu_args[@]}" \
+	"${viommu_args[@]}" "${devices[@]}" "${qemu_args[@]}" \
 	-nographic -serial stdio -monitor none -no-reboot \
 	>"$run/console.log" 2>&1 </dev/null
 qemu_rc=$?

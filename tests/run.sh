@@ -92,6 +92,13 @@ for f in $flavours; do
 	break
 done
 
+# The fast kernel runs every VM test with every DMA bounced through
+# swiotlb (as the seed's Driver Verifier did): a driver that reads a buffer
+# without syncing it for the CPU, or writes one the device owns, sees stale
+# data. 256 MiB of bounce buffers: page_pool keeps its pages mapped, up to
+# 64 MiB a queue with 16 KiB buffers. The debug kernel runs them with the
+# DMA-API debugging instead.
+declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="")
 for f in $flavours; do
 	stage "$f kernel: build module"
 	if ! ko=$("$top/scripts/build-module.sh" "$f"); then
@@ -101,12 +108,18 @@ for f in $flavours; do
 	for t in "$top"/tests/vm/*.test; do
 		name=$(basename "$t" .test)
 		# A .test file holds the vm-run options, the guest command line
-		# and, optionally, arguments after the module's path and the
-		# kernel flavours it runs on (default both).
+		# and, optionally, arguments after the module's path (vm_args, or
+		# vm_args_FLAVOUR for one flavour) and the kernel flavours it runs
+		# on (default both).
 		vm_args=()
+		vm_args_fast=()
+		vm_args_debug=()
 		vm_flavours=(fast debug)
 		# shellcheck disable=SC1090
 		. "$t"
+		declare -n flavour_args="vm_args_$f"
+		[ "${#flavour_args[@]}" -eq 0 ] || vm_args=("${flavour_args[@]}")
+		unset -n flavour_args
 		# shellcheck disable=SC2076
 		if [[ ! " ${vm_flavours[*]} " =~ " $f " ]]; then
 			continue
@@ -115,7 +128,8 @@ for f in $flavours; do
 		out=$(mktemp)
 		# The guest's sh reads the command as one line: quote each word.
 		guest_cmd=$(printf '%q ' "${vm_cmd[@]}" "$ko" "${vm_args[@]}")
-		"$top/scripts/vm-run.sh" --kernel "$f" "${vm_opts[@]}" -- "$guest_cmd" >"$out" 2>&1
+		"$top/scripts/vm-run.sh" --kernel "$f" --append "${kernel_args[$f]}" "${vm_opts[@]}" \
+			-- "$guest_cmd" >"$out" 2>&1
 		rc=$?
 		cat "$out" >&2
 		count_ktap "$f: $name" "$out"

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# allocfail.sh [PAGEFILL_KO]: failing allocations. Probe, open and a ring
-# change run again and again with each of their allocations failing in turn
-# (systematic fault injection, fail_nth.py): each attempt fails cleanly or
+# allocfail.sh [PAGEFILL_KO [STEP]]: failing allocations. Probe, open and a
+# ring change run again and again with each of their allocations failing in
+# turn (systematic fault injection, fail_nth.py; with STEP, every STEP-th
+# one, for slow kernels): each attempt fails cleanly or
 # succeeds, nothing is left half done. Then, under traffic from 31 streams,
 # page pool allocations fail (fail_function on page_pool_alloc_netmems):
 # the driver counts them, streams starve and their senders pause, and no
@@ -14,6 +15,7 @@
 # nothing after rmmod.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
+step=${2:-1}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
 pf_need_host
@@ -39,16 +41,16 @@ pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
 echo "$bdf" >/sys/bus/pci/drivers/pagefill/unbind
 ktap_check "probe with each of its allocations failing in turn: clean failures, then bound" \
-	python3 "$here/fail_nth.py" bind "$bdf"
+	python3 "$here/fail_nth.py" bind "$bdf" "$step"
 echo "$bdf" >/sys/bus/pci/drivers/pagefill/bind
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")
 ip addr add 192.0.2.1/24 dev "$dev"
 ktap_check "open with each of its allocations failing in turn: clean failures, then up" \
-	python3 "$here/fail_nth.py" up "$dev"
+	python3 "$here/fail_nth.py" up "$dev" "$step"
 ip link set "$dev" up
 eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
 ktap_check "ethtool -G rx with each allocation of the restart failing in turn: old rings kept" \
-	python3 "$here/fail_nth.py" rings "$dev"
+	python3 "$here/fail_nth.py" rings "$dev" "$step"
 eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
 
 mac=$(cat "/sys/class/net/$dev/address")

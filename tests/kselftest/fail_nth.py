@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""fail_nth.py OP DEV|BDF: fails each allocation of one operation in turn.
+"""fail_nth.py OP DEV|BDF [STEP]: fails each allocation of one operation in turn.
 
-For N = 1, 2, ... the N-th fault-injectable allocation (slab or page) made
-by this thread during OP fails (/proc/thread-self/fail-nth, the kernel's
-systematic fault injection), until OP completes making fewer than N. OP is
-one of:
+For N = 1, 1 + STEP, 1 + 2 STEP, ... (STEP 1 by default: every one) the
+N-th fault-injectable allocation (slab or page) made by this thread during
+OP fails (/proc/thread-self/fail-nth, the kernel's systematic fault
+injection), until OP completes making fewer than N. OP is one of:
 
   bind BDF      bind the pagefill driver to PCI device BDF (probe)
   up DEV        bring interface DEV up (ndo_open: pools, buffers, vectors)
@@ -80,12 +80,15 @@ def ringparam(sock, dev, rx=None):
 
 def main():
     op, target = sys.argv[1], sys.argv[2]
+    step = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     errors = {}
     bad = []
-    n = 0
+    n = 1 - step
+    attempts = 0
     while True:
-        n += 1
+        n += step
+        attempts += 1
         err = 0
         if op == "bind":
             # Opened before arming: only the write's allocations count. One
@@ -144,7 +147,8 @@ def main():
             break
     for e, count in sorted(errors.items()):
         print(f"# {op}: {count} attempts failed with {errno.errorcode.get(e, e)}")
-    print(f"# {op}: {n - 1} allocations failed in turn; attempt {n} made fewer and "
+    print(f"# {op}: allocations 1 to {n - step} failed in turn (step {step}, "
+          f"{attempts - 1} attempts); with {n} armed, it made fewer and "
           f"{'failed: ' + errno.errorcode.get(err, str(err)) if err else 'succeeded'}")
     for b in bad:
         print(f"# {op}: {b}")

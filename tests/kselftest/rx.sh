@@ -10,7 +10,8 @@
 # starve, their senders pause and resume, and still nothing is lost. The
 # device steers the streams over the queue pairs in use (one per core, or
 # QUEUES with ethtool -L combined), each with its NAPI instance and page
-# pool, and every queue receives. Then a group is left, and the device drops its frames as
+# pool, and every queue receives. With swiotlb=force or an IOMMU, the
+# buffers were bounced or translated. Then a group is left, and the device drops its frames as
 # unjoined; joined again (three times), it receives again.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
@@ -20,7 +21,7 @@ queues=${3:-}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
 pf_need_host
-plan=15
+plan=16
 [ -z "$ring" ] || plan=$((plan + 1))
 ktap_plan $plan
 pf_load "$ko"
@@ -88,6 +89,20 @@ every_queue() {
 	done
 }
 ktap_check "each of the $queues queue pairs in use received" every_queue
+# With swiotlb=force (the fast kernel in tests/run.sh) every buffer the
+# device wrote was bounced, behind a strict IOMMU (vm-run.sh --viommu)
+# translated, and the frames above arrived intact.
+tlb=/sys/kernel/debug/swiotlb/io_tlb_used
+group=/sys/bus/pci/devices/$bdf/iommu_group
+if grep -q 'swiotlb=[^ ]*force' /proc/cmdline && [ -r "$tlb" ]; then
+	ktap_check "swiotlb=force: the receive buffers are bounced ($(cat "$tlb") slots in use)" \
+		[ "$(cat "$tlb")" -gt 0 ]
+elif [ -e "$group/type" ]; then
+	ktap_check "behind an IOMMU in strict mode: the buffers were translated" eval \
+		'[ "$(cat "$group/type")" = DMA ] && dmesg | grep -q "invalidation policy: strict"'
+else
+	ktap_skip "bounced or translated DMA" "no swiotlb=force, no IOMMU on this machine"
+fi
 
 # Leave group 7: its frames are the device's to drop, counted as unjoined.
 ip maddr del 01:50:46:4c:00:07 dev "$dev"
