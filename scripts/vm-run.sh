@@ -132,6 +132,8 @@ host_agent() {
 			gen) "$sim" gen --fabric "$run/fabric" $nic $rest ;;
 			vgen) python3 "$PF_TOP/scripts/bench/vnet-gen.py" "$run/vnet.sock" $nic $rest ;;
 			lat) python3 "$PF_TOP/scripts/bench/lat.py" "$run" $nic $rest ;;
+			# The device model of NIC nic dies: a surprise removal.
+			kill) touch "$run/nic$nic.killed" && kill -KILL "${sims[$nic]}" ;;
 			*) echo "host agent: unknown request: $verb" ;;
 			esac >"$run/out/resp.$id.tmp" 2>&1
 			rc=$?
@@ -197,7 +199,7 @@ wait "${sims[-1]}" 2>/dev/null || true
 unset 'sims[-1]'
 sim_failed=
 for i in "${!sims[@]}"; do
-	if ! wait "${sims[$i]}"; then
+	if ! wait "${sims[$i]}" && [ ! -e "$run/nic$i.killed" ]; then
 		sim_failed=1
 		pf_log "device model $i failed:"
 		tail -n 20 "$run/nic$i.log" >&2

@@ -31,8 +31,8 @@ use crate::rings::{RawCqe, Rings, MAX_JOINED};
 pub(crate) const COPYBREAK: usize = 256;
 /// Starvation reports in a row, with a buffer posted and no completion
 /// naming the stream, after which the stream is stuck. Races account for a
-/// few (one per doorbell in flight); a stuck stream gets there within
-/// milliseconds.
+/// few (a report older than the post, one per doorbell in flight); a stuck
+/// stream gets there within milliseconds.
 const STUCK_STARVATIONS: u16 = 64;
 /// Most bytes of headers copied into the linear part of a fragment skb.
 const MAX_HEADER: usize = 256;
@@ -45,9 +45,7 @@ struct Slot {
     /// Taken by the device, being filled.
     device: Option<PoolPage>,
     /// Starvation reports answered with an XON while `posted` was in the
-    /// entry, since a completion last named the stream. A few are a race
-    /// (a report, or an XON, older than the post); an endless run means
-    /// the device took `posted` and both its completions were lost.
+    /// entry, since a completion last named the stream.
     starved_posted: u16,
     /// The device's count of buffers taken from the entry, as of the last
     /// completion naming the stream.
@@ -608,12 +606,11 @@ impl RxState {
     /// sender: XON is owed once the entry has a buffer, at once if one was
     /// posted since the device looked.
     ///
-    /// A stream that keeps starving with a buffer posted and no completion
-    /// naming it is stuck: the device took that buffer and both its
-    /// completions were lost, so it finds the entry empty after every XON.
-    /// Which buffer it holds cannot be told from here (doorbells reach the
-    /// device late, so a report does not say which XON it answers): the
-    /// device is reset.
+    /// A buffer taken with both its completions lost comes back at the
+    /// starvation report that follows, by its take count (see
+    /// [`Self::completion`]). A stream that keeps starving with a buffer
+    /// posted all the same is stuck (a device not keeping its count finds
+    /// the entry empty after every XON): the device is reset.
     fn starved(&mut self, gi: usize, node: usize) {
         self.stats.starved += 1;
         let g = &mut self.groups[gi];
