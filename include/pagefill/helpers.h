@@ -56,8 +56,10 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
+unsigned int pagefill_netdev_num_napi_configs(const struct net_device *dev);
 void pagefill_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
-			     int (*poll)(struct napi_struct *, int));
+			     int (*poll)(struct napi_struct *, int),
+			     int index);
 void pagefill_netif_napi_del(struct napi_struct *napi);
 struct net_device *pagefill_napi_dev(const struct napi_struct *napi);
 struct page_pool *pagefill_page_pool_create(struct net_device *dev,

@@ -136,10 +136,17 @@ void pagefill_netdev_set_mtu(struct net_device *dev, unsigned int mtu)
 	WRITE_ONCE(dev->mtu, mtu);
 }
 
-void pagefill_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
-			     int (*poll)(struct napi_struct *, int))
+unsigned int pagefill_netdev_num_napi_configs(const struct net_device *dev)
 {
-	netif_napi_add(dev, napi, poll);
+	return dev->num_napi_configs;
+}
+
+void pagefill_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
+			     int (*poll)(struct napi_struct *, int),
+			     int index)
+{
+	/* Its ID and settings (threaded, ...) persist across restarts. */
+	netif_napi_add_config(dev, napi, poll, index);
 }
 
 void pagefill_netif_napi_del(struct napi_struct *napi)

@@ -117,10 +117,12 @@ impl Napi {
         self.as_raw()
     }
 
-    /// Adds the instance to `dev`, enables it, requests interrupt `irq`
-    /// (named `name`) to schedule it, and records it (with its interrupt)
-    /// as serving receive and transmit queue `queue`, which netlink reports
-    /// (`napi-get`, `queue-get`). Called under RTNL (`ndo_open`).
+    /// Adds the instance to `dev` as its NAPI `queue` (whose ID and
+    /// settings persist while the device lives), enables it, requests
+    /// interrupt `irq` (named `name`) to schedule it, and records it (with
+    /// its interrupt) as serving receive and transmit queue `queue`, which
+    /// netlink reports (`napi-get`, `queue-get`). Called under RTNL
+    /// (`ndo_open`).
     pub fn start<T: Poll>(
         &self,
         dev: &Device<T>,
@@ -131,11 +133,17 @@ impl Napi {
         if irq == 0 || self.irq.load(Ordering::Acquire) != 0 {
             return Err(EINVAL);
         }
+        // SAFETY: `dev` is a valid, registered device.
+        if queue >= unsafe { ffi::pagefill_netdev_num_napi_configs(dev.as_raw()) } {
+            return Err(EINVAL);
+        }
+        let index = c_int::try_from(queue)?;
         // SAFETY: `self` is pinned (type invariant) and not added to any
         // device; `dev` is registered and outlives its NAPI instances, which
-        // the driver stops in `ndo_stop` (and `Drop` stops at the latest).
+        // the driver stops in `ndo_stop` (and `Drop` stops at the latest);
+        // `index` is below the device's NAPI configs (checked above).
         unsafe {
-            ffi::pagefill_netif_napi_add(dev.as_raw(), self.as_raw(), Some(poll::<T>));
+            ffi::pagefill_netif_napi_add(dev.as_raw(), self.as_raw(), Some(poll::<T>), index);
             ffi::pagefill_netif_napi_set_irq(self.as_raw(), irq as c_int);
             ffi::napi_enable(self.as_raw());
         }
