@@ -190,20 +190,64 @@ impl Regions {
     }
 }
 
+impl Regions {
+    /// Calls `f(host_ptr, offset, n)` for each piece of `addr..addr + len`
+    /// split at region boundaries, in order, once the whole range was found
+    /// mapped. Behind an IOMMU every I/O page is a mapping of its own, so a
+    /// buffer contiguous on the bus (a transmit payload crossing a page)
+    /// spans several regions, as for a real DMA engine.
+    fn pieces(
+        &self,
+        addr: u64,
+        len: usize,
+        mut f: impl FnMut(*mut u8, usize, usize),
+    ) -> Result<(), DmaError> {
+        let err = DmaError { addr, len };
+        let end = addr.checked_add(len as u64).ok_or(err)?;
+        let piece = |at: u64| {
+            self.regions
+                .iter()
+                .find(|r| at >= r.iova && at < r.iova + r.len)
+                .map(|r| (r, (end.min(r.iova + r.len) - at) as usize))
+        };
+        // Refused whole if any byte is unmapped: nothing is copied then.
+        let mut at = addr;
+        while at < end {
+            at += piece(at).ok_or(err)?.1 as u64;
+        }
+        let mut at = addr;
+        while at < end {
+            let (r, n) = piece(at).ok_or(err)?;
+            // SAFETY: `at - r.iova + n <= r.len`, so the piece stays inside
+            // the region's mapping (type invariant).
+            f(
+                unsafe { r.ptr.add((at - r.iova) as usize) },
+                (at - addr) as usize,
+                n,
+            );
+            at += n as u64;
+        }
+        Ok(())
+    }
+}
+
 impl Memory for Regions {
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
-        let p = self.locate(addr, buf.len())?;
-        // SAFETY: `locate` proved `p..p + len` lies in a live mapping; `buf`
-        // is our own memory and cannot overlap guest memory.
-        unsafe { std::ptr::copy_nonoverlapping(p, buf.as_mut_ptr(), buf.len()) };
-        Ok(())
+        let dst = buf.as_mut_ptr();
+        self.pieces(addr, buf.len(), |p, off, n| {
+            // SAFETY: `pieces` hands out pieces of live mappings that add up
+            // to `buf.len()`, so `off + n <= buf.len()`; `buf` is our own
+            // memory and cannot overlap guest memory.
+            unsafe { std::ptr::copy_nonoverlapping(p, dst.add(off), n) }
+        })
     }
 
     fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError> {
-        let p = self.locate(addr, buf.len())?;
-        // SAFETY: as in `read`, with the copy going the other way.
-        unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), p, buf.len()) };
-        Ok(())
+        let src = buf.as_ptr();
+        self.pieces(addr, buf.len(), |p, off, n| {
+            // SAFETY: as in `read`, with the copy going the other way.
+            unsafe { std::ptr::copy_nonoverlapping(src.add(off), p, n) }
+        })
     }
 
     fn take_u64(&self, addr: u64) -> Result<u64, DmaError> {
@@ -311,6 +355,28 @@ mod tests {
         assert_eq!(m.read_u64(0x10_0100).unwrap(), 0);
         assert_eq!(m.take_u64(0x10_0100).unwrap(), 0);
         assert!(m.take_u64(0x10_0104).is_err(), "misaligned");
+    }
+
+    #[test]
+    fn an_access_spans_adjacent_regions_but_not_a_hole() {
+        let mut r = Regions::new();
+        let mut a = vec![0u8; 4096];
+        let mut b = vec![0u8; 4096];
+        // SAFETY: `a` and `b` outlive `r`'s use of them below.
+        unsafe {
+            r.add_raw(0x1000, a.as_mut_ptr(), 4096);
+            r.add_raw(0x2000, b.as_mut_ptr(), 4096);
+        }
+        r.write(0x1ffe, &[1, 2, 3, 4]).unwrap();
+        let mut got = [0u8; 4];
+        r.read(0x1ffe, &mut got).unwrap();
+        assert_eq!(got, [1, 2, 3, 4]);
+        assert!(
+            r.read(0x2ffe, &mut got).is_err(),
+            "runs into unmapped 0x3000"
+        );
+        drop(r);
+        assert_eq!((&a[4094..], &b[..2]), (&[1u8, 2][..], &[3u8, 4][..]));
     }
 
     #[test]
