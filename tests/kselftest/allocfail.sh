@@ -56,21 +56,12 @@ eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
 mac=$(cat "/sys/class/net/$dev/address")
 stat() { $host ctl 0 stats | sed -n "s/^$1 //p"; }
 qs() { pf_qsum "$dev" "rx_$1"; }
-# send COUNT [IDLE]: COUNT frames of 64 bytes from each of nodes 1-31 to
-# group 0, into the UDP sink (exact, or with IDLE for lossy traffic).
+PF_SINK_TIMEOUT=90 PF_GIVE_UP_MS=30000
 send() {
-	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 $((31 * $1)) 90 ${2:-} >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
-	$host gen --nodes 1-31 --groups 0 --size 64 --count "$1" --give-up-ms 30000 \
-		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out
-	gen_rc=$?
-	wait "$sink"
-	sink_rc=$?
+	pf_send_streams "$@"
+	rc=$?
 	echo "# sink: $(cat /tmp/sink.out)"
-	[ "$gen_rc" -eq 0 ] || echo "# generator: $(cat /tmp/gen.out)"
-	[ "$gen_rc" -eq 0 ] && [ "$sink_rc" -eq 0 ]
+	return "$rc"
 }
 received() { sed -n 's/^received \([0-9]*\) .*/\1/p' /tmp/sink.out; }
 

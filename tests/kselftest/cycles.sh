@@ -77,17 +77,12 @@ wait "$traffic"
 
 ip addr add 192.0.2.1/24 dev "$dev"
 eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
+PF_SINK_TIMEOUT=90 PF_GIVE_UP_MS=30000
 clean() {
-	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 310 90 >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
-	$host gen --nodes 1-31 --groups 0 --size 64 --count 10 --give-up-ms 30000 \
-		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/dev/null
-	wait "$sink"
+	pf_send_streams 10
 	rc=$?
 	echo "# sink: $(cat /tmp/sink.out)"
-	[ "$rc" -eq 0 ]
+	return "$rc"
 }
 ktap_check "then a clean run: every stream complete and in order" clean
 ifindex=$(cat "/sys/class/net/$dev/ifindex")

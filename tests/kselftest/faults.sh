@@ -34,22 +34,7 @@ es() { ethtool -S "$dev" | sed -n "s/^ *$1: //p"; }
 qs() { pf_qsum "$dev" "rx_$1"; }
 eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
 
-# send COUNT [IDLE]: COUNT frames of 64 bytes from each of nodes 1-31 to
-# group 0, into the UDP sink (exact, or with IDLE for lossy traffic).
-send() {
-	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 $((31 * $1)) 60 ${2:-} >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
-	# A stream paused for good fails the run instead of hanging it.
-	$host gen --nodes 1-31 --groups 0 --size 64 --count "$1" --give-up-ms 20000 \
-		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out
-	gen_rc=$?
-	wait "$sink"
-	sink_rc=$?
-	[ "$gen_rc" -eq 0 ] || echo "# generator: $(cat /tmp/gen.out)"
-	[ "$gen_rc" -eq 0 ] && [ "$sink_rc" -eq 0 ]
-}
+send() { pf_send_streams "$@"; }
 received() { sed -n 's/^received \([0-9]*\) .*/\1/p' /tmp/sink.out; }
 
 echo "# | fault | injected | bad completions | resyncs | frames written | spoiled | delivered | lost unaccounted | clean run after |"

@@ -59,6 +59,27 @@ pf_qsum() {
 	ethtool -S "$1" | sed -n "s/^ *$dir[0-9]*_$name: //p" | awk '{s += $1} END {print s + 0}'
 }
 
+# pf_send_streams COUNT [IDLE]: COUNT frames of 64 bytes from each of
+# nodes 1-31 to group 0 of the NIC with MAC $mac at 192.0.2.1, into a UDP
+# sink on port 9000 (exact, or with IDLE for lossy traffic); the sink's
+# summary is in /tmp/sink.out. The sink waits PF_SINK_TIMEOUT s (60); a
+# stream paused PF_GIVE_UP_MS (20000) fails the run instead of hanging it.
+pf_send_streams() {
+	rm -f /tmp/udp_sink.ready
+	python3 "$(dirname "$0")/udp_sink.py" 9000 $((31 * $1)) "${PF_SINK_TIMEOUT:-60}" ${2:-} \
+		>/tmp/sink.out 2>&1 &
+	pf_sink=$!
+	eventually test -f /tmp/udp_sink.ready
+	sh "$(dirname "$0")/pf-host.sh" gen --nodes 1-31 --groups 0 --size 64 --count "$1" \
+		--give-up-ms "${PF_GIVE_UP_MS:-20000}" \
+		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out
+	pf_gen_rc=$?
+	wait "$pf_sink"
+	pf_sink_rc=$?
+	[ "$pf_gen_rc" -eq 0 ] || echo "# generator: $(cat /tmp/gen.out)"
+	[ "$pf_gen_rc" -eq 0 ] && [ "$pf_sink_rc" -eq 0 ]
+}
+
 # Kernel log lines since the mark set by pf_log_mark.
 pf_log_mark() { pf_log_start=$(dmesg | wc -l); }
 pf_log_since() { dmesg | tail -n +"$((pf_log_start + 1))"; }

@@ -210,6 +210,12 @@ impl Regions {
                 .find(|r| at >= r.iova && at < r.iova + r.len)
                 .map(|r| (r, (end.min(r.iova + r.len) - at) as usize))
         };
+        // Most accesses lie in one region: one lookup.
+        if let Some((r, n)) = piece(addr).filter(|&(_, n)| n == len) {
+            // SAFETY: `addr - r.iova + len <= r.len`: inside the mapping.
+            f(unsafe { r.ptr.add((addr - r.iova) as usize) }, 0, n);
+            return Ok(());
+        }
         // Refused whole if any byte is unmapped: nothing is copied then.
         let mut at = addr;
         while at < end {
