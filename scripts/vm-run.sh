@@ -119,27 +119,39 @@ done
 # sockets, traffic generator) by leaving request files in the pfout share; see
 # tests/kselftest/pf-host.sh. Only these verbs are served (vgen, lat: the
 # benchmark's virtio-net generator and round-trip timer, scripts/bench/).
+# Each request runs on its own: a request the guest makes while a long
+# generator run goes on (a surprise removal under traffic) is not held back.
+serve_request() {
+	local id=$1 verb nic rest
+	read -r verb nic rest <"$run/req.$id" || true
+	case "$verb" in
+	ctl) "$sim" ctl "$run/nic$nic.ctl" $rest ;;
+	gen) "$sim" gen --fabric "$run/fabric" $nic $rest ;;
+	vgen) python3 "$PF_TOP/scripts/bench/vnet-gen.py" "$run/vnet.sock" $nic $rest ;;
+	lat) python3 "$PF_TOP/scripts/bench/lat.py" "$run" $nic $rest ;;
+	# The device model of NIC nic dies (a surprise removal), after rest
+	# seconds if given; the answer says whether a generator was running.
+	kill)
+		sleep "${rest:-0}"
+		touch "$run/nic$nic.killed" && kill -KILL "${sims[$nic]}" &&
+			if pgrep -f -- "gen --fabric $run/fabric" >/dev/null; then
+				echo "killed while a generator ran"
+			fi ;;
+	*) echo "host agent: unknown request: $verb" ;;
+	esac >"$run/out/resp.$id.tmp" 2>&1
+	echo $? >"$run/out/done.$id.tmp"
+	mv "$run/out/resp.$id.tmp" "$run/out/resp.$id"
+	mv "$run/out/done.$id.tmp" "$run/out/done.$id"
+}
 host_agent() {
-	local req id verb rc
+	local req id
+	set +e
 	while :; do
 		for req in "$run"/out/req.*; do
 			[ -f "$req" ] || continue
 			id=${req##*/req.}
 			mv "$req" "$run/req.$id"
-			read -r verb nic rest <"$run/req.$id" || true
-			case "$verb" in
-			ctl) "$sim" ctl "$run/nic$nic.ctl" $rest ;;
-			gen) "$sim" gen --fabric "$run/fabric" $nic $rest ;;
-			vgen) python3 "$PF_TOP/scripts/bench/vnet-gen.py" "$run/vnet.sock" $nic $rest ;;
-			lat) python3 "$PF_TOP/scripts/bench/lat.py" "$run" $nic $rest ;;
-			# The device model of NIC nic dies: a surprise removal.
-			kill) touch "$run/nic$nic.killed" && kill -KILL "${sims[$nic]}" ;;
-			*) echo "host agent: unknown request: $verb" ;;
-			esac >"$run/out/resp.$id.tmp" 2>&1
-			rc=$?
-			mv "$run/out/resp.$id.tmp" "$run/out/resp.$id"
-			echo "$rc" >"$run/out/done.$id.tmp"
-			mv "$run/out/done.$id.tmp" "$run/out/done.$id"
+			serve_request "$id" &
 		done
 		sleep 0.05
 	done

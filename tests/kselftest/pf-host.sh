@@ -8,6 +8,10 @@
 #   pf-host.sh ctl NIC COMMAND...   control command to NIC's device model
 #   pf-host.sh gen ARGS...          run the traffic generator on the fabric
 #                                   (pagefill-sim gen options, less --fabric)
+#   pf-host.sh kill NIC [SECS]      kill NIC's device model (after SECS)
+#
+# The host serves requests side by side: one made while a generator runs
+# in the background is answered at once.
 set -e
 id=$$.$(date +%s%N)
 dir=/run/pf
