@@ -97,7 +97,9 @@ done
 # without syncing it for the CPU, or writes one the device owns, sees stale
 # data. 256 MiB of bounce buffers: page_pool keeps its pages mapped, up to
 # 64 MiB a queue with 16 KiB buffers. The debug kernel runs them with the
-# DMA-API debugging instead.
+# DMA-API debugging; a test adds kernel arguments of its own for one flavour
+# with vm_append_FLAVOUR (the debug kernel bounces the data path tests too:
+# bouncing costs it a fifth more time, too much for CI on every test).
 declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="")
 for f in $flavours; do
 	stage "$f kernel: build module"
@@ -110,16 +112,19 @@ for f in $flavours; do
 		# A .test file holds the vm-run options, the guest command line
 		# and, optionally, arguments after the module's path (vm_args, or
 		# vm_args_FLAVOUR for one flavour) and the kernel flavours it runs
-		# on (default both).
+		# on (default both); vm_append_FLAVOUR, more kernel arguments.
 		vm_args=()
 		vm_args_fast=()
 		vm_args_debug=()
+		vm_append_fast=""
+		vm_append_debug=""
 		vm_flavours=(fast debug)
 		# shellcheck disable=SC1090
 		. "$t"
-		declare -n flavour_args="vm_args_$f"
+		declare -n flavour_args="vm_args_$f" flavour_append="vm_append_$f"
 		[ "${#flavour_args[@]}" -eq 0 ] || vm_args=("${flavour_args[@]}")
-		unset -n flavour_args
+		append="${kernel_args[$f]} $flavour_append"
+		unset -n flavour_args flavour_append
 		# shellcheck disable=SC2076
 		if [[ ! " ${vm_flavours[*]} " =~ " $f " ]]; then
 			continue
@@ -128,7 +133,7 @@ for f in $flavours; do
 		out=$(mktemp)
 		# The guest's sh reads the command as one line: quote each word.
 		guest_cmd=$(printf '%q ' "${vm_cmd[@]}" "$ko" "${vm_args[@]}")
-		"$top/scripts/vm-run.sh" --kernel "$f" --append "${kernel_args[$f]}" "${vm_opts[@]}" \
+		"$top/scripts/vm-run.sh" --kernel "$f" --append "$append" "${vm_opts[@]}" \
 			-- "$guest_cmd" >"$out" 2>&1
 		rc=$?
 		cat "$out" >&2
