@@ -188,9 +188,7 @@ impl Regions {
         // the region's mapping (type invariant).
         Ok(unsafe { r.ptr.add((addr - r.iova) as usize) })
     }
-}
 
-impl Regions {
     /// Calls `f(host_ptr, offset, n)` for each piece of `addr..addr + len`
     /// split at region boundaries, in order, once the whole range was found
     /// mapped. Behind an IOMMU every I/O page is a mapping of its own, so a
@@ -202,6 +200,11 @@ impl Regions {
         len: usize,
         mut f: impl FnMut(*mut u8, usize, usize),
     ) -> Result<(), DmaError> {
+        // Most accesses lie in one region: one lookup.
+        if let Ok(p) = self.locate(addr, len) {
+            f(p, 0, len);
+            return Ok(());
+        }
         let err = DmaError { addr, len };
         let end = addr.checked_add(len as u64).ok_or(err)?;
         let piece = |at: u64| {
@@ -210,12 +213,6 @@ impl Regions {
                 .find(|r| at >= r.iova && at < r.iova + r.len)
                 .map(|r| (r, (end.min(r.iova + r.len) - at) as usize))
         };
-        // Most accesses lie in one region: one lookup.
-        if let Some((r, n)) = piece(addr).filter(|&(_, n)| n == len) {
-            // SAFETY: `addr - r.iova + len <= r.len`: inside the mapping.
-            f(unsafe { r.ptr.add((addr - r.iova) as usize) }, 0, n);
-            return Ok(());
-        }
         // Refused whole if any byte is unmapped: nothing is copied then.
         let mut at = addr;
         while at < end {
