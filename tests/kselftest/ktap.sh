@@ -96,6 +96,18 @@ pf_kmemleak_clean() {
 	[ -z "$leaks" ] || { echo "$leaks"; return 1; }
 }
 
+# pf_listening NETNS PORT: a TCP socket listens on PORT in network namespace
+# NETNS ("" for this one), so that a client started now is not refused (a
+# listener started in the background may take seconds to get there on a
+# debug kernel under TCG).
+pf_listening() {
+	if [ -n "$1" ]; then
+		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ]
+	else
+		[ -n "$(ss -Hltn "sport = :$2")" ]
+	fi
+}
+
 # pf_pair: the first two pagefill NICs as a pair of hosts on one fabric:
 # $a (192.0.2.1) stays here, $b (192.0.2.2) moves into network namespace
 # "peer"; both come up. Sets a, b and bdf_a.

@@ -26,11 +26,11 @@ ktap_check "ping6 2001:db8::1 from the peer" ip netns exec peer ping -6 -c 5 -i 
 tcp() {
 	if [ "$1" = here ]; then
 		ip netns exec peer sh -c 'socat -u TCP-LISTEN:5000,reuseaddr - | wc -c >/tmp/tcp.count' &
-		sleep 0.5
+		eventually_long pf_listening peer 5000 || return 1
 		head -c 4194304 /dev/zero | socat -u - TCP:192.0.2.2:5000 || return 1
 	else
 		sh -c 'socat -u TCP-LISTEN:5001,reuseaddr - | wc -c >/tmp/tcp.count' &
-		sleep 0.5
+		eventually_long pf_listening "" 5001 || return 1
 		head -c 4194304 /dev/zero | ip netns exec peer socat -u - TCP:192.0.2.1:5001 || return 1
 	fi
 	wait
@@ -52,7 +52,7 @@ ktap_check "no TCP checksum error at either end" \
 # Throughput, for the record (iperf3's byte counts at the end of a test
 # are not exact; the checks above are).
 ip netns exec peer iperf3 -s -D -1 -p 5201 --logfile /tmp/iperf3.srv
-sleep 0.5
+eventually_long pf_listening peer 5201
 echo "# iperf3: $(iperf3 -c 192.0.2.2 -p 5201 -n 4M -J | jq '.end.sum_sent.bits_per_second') bit/s"
 echo "# $a: $(ip -s link show "$a" | sed -n '4p;6p' | tr -s ' ' | tr '\n' ' ')"
 ip netns del peer

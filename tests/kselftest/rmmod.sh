@@ -21,7 +21,7 @@ setup() {
 ktap_check "load and pass traffic" setup
 mac=$(cat "/sys/class/net/$a/address")
 ip netns exec peer iperf3 -s -D -1
-sleep 0.3
+eventually_long pf_listening peer 5201
 iperf3 -c 192.0.2.2 -t 30 >/dev/null 2>&1 &
 $host gen --nodes 2-31 --groups 0 --size 64 --count 1000 --dst-mac "$mac" \
 	--dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/dev/null &

@@ -23,7 +23,7 @@ echo "# ping from $a to $b (in netns peer):"
 ping -c 3 -i 0.2 192.0.2.2
 echo "# TCP, 4 MB, $a -> $b:"
 ip netns exec peer iperf3 -s -D -1
-sleep 0.5
+eventually_long pf_listening peer 5201
 iperf3 -c 192.0.2.2 -n 4M | tail -n 4
 echo "# generator: 30 nodes x 2 groups x 100 frames of 64 bytes -> UDP socket on $a:"
 python3 "$here/../kselftest/udp_sink.py" 9000 6000 60 &
