@@ -127,10 +127,47 @@ pub fn parse(mut buf: &[u8]) -> impl Iterator<Item = Msg<'_>> {
 /// Largest datagram the transport sends.
 pub const MAX_DATAGRAM: usize = 64 * 1024;
 
-/// Bytes a sender keeps queued for the fabric at most: the stand-in for the
-/// wire's latency, which bounds how many frames of a stream can still arrive
-/// after the receiver sent xoff.
+/// Bytes a sender keeps queued for the fabric at most. With
+/// [`WIRE_BYTES`], the stand-in for the wire's latency: together they bound
+/// how many frames of a stream can still arrive after the receiver sent
+/// xoff.
 pub const MAX_IN_FLIGHT: usize = 16 * 1024;
+
+/// Bytes of datagrams a sender may have sent that their receivers have not
+/// read yet: the wire's capacity. The kernel charges a unix datagram to its
+/// sender's send buffer until the receiver reads it, so the send buffer
+/// bounds it whatever the host's `net.unix.max_dgram_qlen` (the count of
+/// datagrams a socket queues: 10 by default, 512 where systemd sets it).
+pub const WIRE_BYTES: usize = 16 * 1024;
+
+/// Queued broadcasts are packed into one datagram up to this many bytes (a
+/// larger frame goes alone): a few datagrams fill the wire, so it holds few
+/// frames.
+pub const PACK_LIMIT: usize = 2 * 1024;
+
+/// Sets `sock`'s send buffer so that at most `bytes` of its datagrams
+/// (counted as the kernel counts them, overhead included) wait unread.
+fn set_send_buffer(sock: &UnixDatagram, bytes: usize) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // Linux doubles the value given, for its bookkeeping overhead.
+    let half = libc::c_int::try_from(bytes / 2).map_err(|_| io::ErrorKind::InvalidInput)?;
+    // SAFETY: the descriptor is the open socket `sock` borrows, and the
+    // option value points to a `c_int` that lives across the call, its
+    // size passed with it.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&half as *const libc::c_int).cast(),
+            core::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
 
 /// The socket path of node `n` in fabric folder `dir`.
 pub fn node_path(dir: &Path, n: u8) -> PathBuf {
@@ -227,7 +264,7 @@ impl Sender {
                     let mut bytes = m.len();
                     while let Ok(o) = rx.try_recv() {
                         match o {
-                            Out::Broadcast(m) if batch.len() + m.len() <= MAX_DATAGRAM => {
+                            Out::Broadcast(m) if batch.len() + m.len() <= PACK_LIMIT => {
                                 batch.extend_from_slice(&m);
                                 bytes += m.len();
                             }
@@ -257,10 +294,12 @@ impl UnixFabric {
         let sock = UnixDatagram::bind(&path)?;
         // Sends go out on a socket of their own: the receiving side toggles
         // O_NONBLOCK on its socket, a flag a cloned descriptor would share.
+        let out = UnixDatagram::unbound()?;
+        set_send_buffer(&out, WIRE_BYTES)?;
         let sender = Sender {
             dir: dir.to_path_buf(),
             me,
-            sock: UnixDatagram::unbound()?,
+            sock: out,
             peers: Vec::new(),
             refreshed: None,
         };
@@ -329,6 +368,37 @@ impl FabricPort for RecordingPort {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a receiver that reads nothing can have queued from one sender:
+    /// at most the wire's capacity, and the send buffer is what stops the
+    /// sender (long before the host's datagram count limit would).
+    #[test]
+    fn the_wire_holds_at_most_wire_bytes() {
+        let dir = std::env::temp_dir().join(format!("pf-wire-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("rx.sock");
+        let _rx = UnixDatagram::bind(&path).unwrap();
+        let tx = UnixDatagram::unbound().unwrap();
+        set_send_buffer(&tx, WIRE_BYTES).unwrap();
+        tx.set_nonblocking(true).unwrap();
+        // Datagrams of 4 KiB: without the send buffer, the ten a socket
+        // queues by default would be 40 KiB.
+        let datagram = [0u8; 4096];
+        let mut sent = 0;
+        while tx.send_to(&datagram, &path).is_ok() {
+            sent += datagram.len();
+            assert!(sent <= WIRE_BYTES, "{sent} bytes on the wire");
+        }
+        assert!(sent >= datagram.len(), "nothing could be sent");
+        // A frame as large as the largest MTU still goes out alone.
+        let big = UnixDatagram::unbound().unwrap();
+        set_send_buffer(&big, WIRE_BYTES).unwrap();
+        let rx2 = dir.join("rx2.sock");
+        let _r2 = UnixDatagram::bind(&rx2).unwrap();
+        big.send_to(&vec![0u8; 9216 + 16], &rx2).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn messages_round_trip_back_to_back() {

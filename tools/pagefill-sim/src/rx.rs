@@ -24,7 +24,8 @@ use crate::nic::{Counters, FabricPort, Nic};
 /// device's per-stream FIFO. It must cover what a sender can have in flight
 /// between the moment the stream starves and the moment its xoff arrives;
 /// senders on this fabric keep at most [`crate::fabric::MAX_IN_FLIGHT`]
-/// bytes queued, which is under 256 minimal frames.
+/// bytes queued and [`crate::fabric::WIRE_BYTES`] on the wire, 32 KiB: 431
+/// minimal frames (60 bytes and the fabric's 16-byte header).
 pub const HOLD_LIMIT: usize = 512;
 
 /// A frame held while its stream is starved.
