@@ -28,6 +28,9 @@ peer_setup() {
 	sysctl -qw net.ipv6.conf.$a.keep_addr_on_down=1
 	ip addr add 2001:db8::1/64 dev "$a" nodad
 	ip -n peer addr add 2001:db8::2/64 dev "$b" nodad
+	# LOCAL_PREFIX_V6 (namespaces behind netkit on this side) must be
+	# reachable from the remote end (drivers/net/README.rst).
+	ip -n peer -6 route add 2001:db8:2::/64 via 2001:db8::1
 }
 # peer_teardown: both NICs back in this namespace, unaddressed and down, as
 # net/forwarding's library wants the two ports it is given.
