@@ -101,24 +101,70 @@ done
 # with vm_append_FLAVOUR (the debug kernel bounces the data path tests too:
 # bouncing costs it a fifth more time, too much for CI on every test).
 declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="")
+
+# run_vm FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...: one boot running
+# GUEST_CMD, its KTAP lines counted under "FLAVOUR: NAME". With several
+# names, GUEST_CMD runs their tests in turn, each output headed by a line
+# "# pagefill VM test NAME", and each test's lines count under its name.
+batch_marker="# pagefill VM test"
+run_vm() {
+	local f=$1 append=$2 guest_cmd=$3 names=() out rc name
+	shift 3
+	while [ "$1" != -- ]; do names+=("$1"); shift; done
+	shift
+	stage "$f kernel: VM test ${names[*]}${names[1]:+ (one boot)}"
+	out=$(mktemp)
+	"$top/scripts/vm-run.sh" --kernel "$f" --append "$append" "$@" \
+		-- "$guest_cmd" >"$out" 2>&1
+	rc=$?
+	cat "$out" >&2
+	if [ "${#names[@]}" -eq 1 ]; then
+		count_ktap "$f: ${names[0]}" "$out"
+	else
+		# A failed run prints the console log after the output, with
+		# the same headers: a test's lines gather under its name wherever
+		# they appear.
+		for name in "${names[@]}"; do
+			tr -d '\r' <"$out" | awk -v want="$batch_marker $name" \
+				'index($0, "'"$batch_marker"' ") == 1 { on = ($0 == want); next } on' \
+				>"$out.part"
+			count_ktap "$f: $name" "$out.part"
+		done
+		rm -f "$out.part"
+	fi
+	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out"; then
+		record "$f: ${names[*]} (VM run failed, see log above)" fail
+	fi
+	rm -f "$out"
+}
+
 for f in $flavours; do
 	stage "$f kernel: build module"
 	if ! ko=$("$top/scripts/build-module.sh" "$f"); then
 		record "$f: build pagefill.ko" fail
 		continue
 	fi
+	# Tests that may share a boot (vm_share_boot=1) and have the same VM
+	# options and kernel arguments run in one VM, one after the other: a
+	# debug kernel takes a minute to boot under TCG. Between two tests the
+	# guest drops what a failed one may have left (the peer netns, the
+	# module) and clears kmemleak's reports, so each is judged on its own.
+	declare -A shared_cmd=() shared_names=()
+	shared_keys=()
 	for t in "$top"/tests/vm/*.test; do
 		name=$(basename "$t" .test)
 		# A .test file holds the vm-run options, the guest command line
 		# and, optionally, arguments after the module's path (vm_args, or
-		# vm_args_FLAVOUR for one flavour) and the kernel flavours it runs
-		# on (default both); vm_append_FLAVOUR, more kernel arguments.
+		# vm_args_FLAVOUR for one flavour), the kernel flavours it runs
+		# on (default both), vm_append_FLAVOUR (more kernel arguments)
+		# and vm_share_boot.
 		vm_args=()
 		vm_args_fast=()
 		vm_args_debug=()
 		vm_append_fast=""
 		vm_append_debug=""
 		vm_flavours=(fast debug)
+		vm_share_boot=0
 		# shellcheck disable=SC1090
 		. "$t"
 		declare -n flavour_args="vm_args_$f" flavour_append="vm_append_$f"
@@ -129,20 +175,28 @@ for f in $flavours; do
 		if [[ ! " ${vm_flavours[*]} " =~ " $f " ]]; then
 			continue
 		fi
-		stage "$f kernel: VM test $name"
-		out=$(mktemp)
 		# The guest's sh reads the command as one line: quote each word.
 		guest_cmd=$(printf '%q ' "${vm_cmd[@]}" "$ko" "${vm_args[@]}")
-		"$top/scripts/vm-run.sh" --kernel "$f" --append "$append" "${vm_opts[@]}" \
-			-- "$guest_cmd" >"$out" 2>&1
-		rc=$?
-		cat "$out" >&2
-		count_ktap "$f: $name" "$out"
-		if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out"; then
-			record "$f: $name (VM run failed, see log above)" fail
+		if [ "$vm_share_boot" = 1 ]; then
+			# The options of shared tests are plain words (no --timeout:
+			# the shared boot gets the default per test).
+			key="${vm_opts[*]}|$append"
+			[ -n "${shared_names[$key]+set}" ] || shared_keys+=("$key")
+			shared_names[$key]+=" $name"
+			shared_cmd[$key]+="echo '$batch_marker $name'; $guest_cmd || rc=1; "
+			shared_cmd[$key]+="ip netns del peer 2>/dev/null; rmmod pagefill 2>/dev/null; "
+			shared_cmd[$key]+="echo clear >/sys/kernel/debug/kmemleak 2>/dev/null; "
+			continue
 		fi
-		rm -f "$out"
+		run_vm "$f" "$append" "$guest_cmd" "$name" -- "${vm_opts[@]}"
 	done
+	for key in "${shared_keys[@]}"; do
+		read -ra names <<<"${shared_names[$key]}"
+		read -ra opts <<<"${key%%|*}"
+		run_vm "$f" "${key#*|}" "rc=0; ${shared_cmd[$key]}exit \$rc" "${names[@]}" -- \
+			"${opts[@]}" --timeout $((600 * ${#names[@]}))
+	done
+	unset shared_cmd shared_names
 done
 
 stage "done"
