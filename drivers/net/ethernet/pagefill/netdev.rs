@@ -853,6 +853,12 @@ impl Poll for PagefillNetdev {
         if let Ok(rings) = data.rings.queue(i) {
             q.tx.lock().clean(dev, rings);
         }
+        // netpoll (netconsole) polls with a budget of 0 to reclaim transmit
+        // buffers only, possibly with interrupts off: no receive, no page
+        // pool, and NAPI stays scheduled (Documentation/networking/napi.rst).
+        if budget == 0 {
+            return 0;
+        }
         let bar = data.bar.try_access();
         let (work, retired, broken, stalled) = {
             let mut rx = q.rx.lock();

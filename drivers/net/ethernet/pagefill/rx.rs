@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The receive path, the seed's design: for every joined group, a buffer
-//! per source node posted in the group's node table ahead of need; the NIC
-//! packs frames into it and reports it; NAPI polls completions (by phase, no
-//! MMIO read), checks every field against what the driver posted, splits the
+//! The receive path, the seed's design: for every stream of a joined group,
+//! a buffer posted in the group's node table ahead of need; the NIC packs
+//! frames into it and reports it; NAPI polls completions (by phase, no MMIO
+//! read), checks every field against what the driver posted, splits the
 //! buffer into skbs, refills the entry, and rings XON only for a stream the
 //! device reported starved.
+//!
+//! A stream gets its first buffer when it first sends: joining a group posts
+//! nothing, the device reports the stream starved (pausing its sender, the
+//! frames held), and the driver posts and rings XON. From then on its entry
+//! is refilled ahead of need. So the pages pinned follow the streams that
+//! have sent since the group was joined, not the table's 31 nodes a group.
 //!
 //! Frames up to [`COPYBREAK`] bytes are copied into a small skb. Larger ones
 //! get their headers copied into the linear part and their payload attached
@@ -250,10 +256,11 @@ impl RxState {
         mask
     }
 
-    /// Joins `group` with node table `table`: posts a buffer for every
-    /// source node whose stream comes to this queue (within the ring
-    /// limit; the others wait). The caller publishes the table in the
-    /// master entry once every queue has joined. Callable in atomic context.
+    /// Joins `group` with node table `table`, its entries empty: a
+    /// stream's first frame finds its entry empty and the device reports
+    /// it starved, which posts its first buffer. The caller publishes the
+    /// table in the master entry once every queue has joined. Callable in
+    /// atomic context.
     pub(crate) fn join(&mut self, rings: &Rings, group: u16, table: usize) -> Result {
         if usize::from(group) >= abi::MAX_GROUPS || table >= MAX_JOINED || self.pool.is_none() {
             return Err(EINVAL);
@@ -272,14 +279,13 @@ impl RxState {
                 id: group,
                 table,
                 slots: Default::default(),
-                waiting: nodes,
+                waiting: 0,
                 starved: 0,
                 xon: 0,
                 leaving: false,
             },
             GFP_ATOMIC,
         )?;
-        self.fill_waiting(rings);
         Ok(())
     }
 
@@ -428,21 +434,27 @@ impl RxState {
 
     /// After a completion that failed validation: any stream may have
     /// starved unreported, its sender paused until an XON that would never
-    /// come. Every stream with a posted buffer gets an XON now, every other
-    /// one when its entry is filled; the device ignores an XON for a stream
-    /// it did not pause.
+    /// come. Every stream of this queue with a posted buffer gets an XON
+    /// now, every other one a buffer and then its XON (the device ignores
+    /// an XON for a stream it did not pause). Streams that never sent get a
+    /// buffer too: which of them the lost report named cannot be known.
     fn owe_xon_everywhere(&mut self) {
-        let own = 1u32.checked_shl(u32::from(self.own_node)).unwrap_or(0);
-        for g in self.groups.iter_mut().filter(|g| !g.leaving) {
+        for gi in 0..self.groups.len() {
+            let nodes = self.nodes_of(self.groups[gi].id);
+            let g = &mut self.groups[gi];
+            if g.leaving {
+                continue;
+            }
             for (node, slot) in g.slots.iter().enumerate() {
                 let bit = 1u32 << node;
-                if bit == own {
+                if nodes & bit == 0 {
                     continue;
                 }
                 if slot.posted.is_some() {
                     g.xon |= bit;
                 } else {
                     g.starved |= bit;
+                    g.waiting |= bit;
                 }
             }
         }
