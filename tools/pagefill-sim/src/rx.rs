@@ -31,6 +31,11 @@ use crate::nic::{Counters, FabricPort, Nic};
 /// reading the wire (Documentation/.../benchmarks.rst, "Loss and rate").
 pub const HOLD_LIMIT: usize = 512;
 
+/// Frames one datagram from the fabric can bring: broadcasts are packed up
+/// to [`crate::fabric::PACK_LIMIT`] bytes, each frame at least 76 with its
+/// header (a longer datagram is one frame).
+const FRAMES_PER_DATAGRAM: usize = crate::fabric::PACK_LIMIT / 76 + 1;
+
 /// A frame held while its stream is starved.
 struct HeldFrame {
     seq: u32,
@@ -107,6 +112,8 @@ pub struct RxEngine {
     pub(crate) queues: Vec<RxQueue>,
     /// Streams whose buffer holds frames (coalescing timer running).
     open: Vec<u32>,
+    /// Frames held by starved streams, all streams together.
+    held_total: usize,
 }
 
 fn stream_index(group: u16, node: u8) -> usize {
@@ -150,6 +157,23 @@ impl RxEngine {
             q.armed = false;
         }
         self.open.clear();
+        self.held_total = 0;
+    }
+
+    /// Whether the device stops taking frames from the link: its holding
+    /// space could not take one more datagram's frames. An xoff paces one
+    /// stream's sender, but frames keep coming while it is on its way;
+    /// this is the backstop, as a NIC's shared receive buffer sends a
+    /// link-level pause: the frames wait on the wire, which fills and
+    /// blocks the senders, and nothing is dropped. Held frames drain when
+    /// the host refills their streams (XON), a flush or a reset.
+    pub fn link_paused(&self) -> bool {
+        self.held_total + FRAMES_PER_DATAGRAM > HOLD_LIMIT
+    }
+
+    /// Frames held by starved streams, all streams together.
+    pub fn held_frames(&self) -> usize {
+        self.held_total
     }
 
     /// Per-stream counters of every stream that saw traffic.
@@ -275,6 +299,7 @@ impl Nic {
                 eot,
                 data: frame.to_vec(),
             });
+            self.rx.held_total += 1;
         }
     }
 
@@ -531,6 +556,9 @@ impl Nic {
             return;
         }
         s.starved = false;
+        // Only this stream's frames move (a frame that starves it again is
+        // held anew): the total changes by the change of its queue.
+        let others = self.rx.held_total.saturating_sub(s.held.len());
         while let Some(f) = s.held.pop_front() {
             self.place(s, node_table, group, src, f.seq, f.eot, &f.data, now);
             if s.starved {
@@ -538,8 +566,12 @@ impl Nic {
                 if let Some(last) = s.held.pop_back() {
                     s.held.push_front(last);
                 }
-                return;
+                break;
             }
+        }
+        self.rx.held_total = others + s.held.len();
+        if s.starved {
+            return;
         }
         if let Some(since) = s.xoff_since.take() {
             s.stats.xoff_time += now.saturating_duration_since(since);
@@ -578,6 +610,7 @@ impl Nic {
         s.taken = 0;
         s.stats.dropped += s.held.len() as u64;
         self.counters.drop_unjoined += s.held.len() as u64;
+        self.rx.held_total = self.rx.held_total.saturating_sub(s.held.len());
         s.held.clear();
         if s.starved {
             s.starved = false;

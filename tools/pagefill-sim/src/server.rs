@@ -48,11 +48,21 @@ pub fn run_engine(nic: Arc<Mutex<Nic>>, sock: UnixDatagram) {
             .map(|d| d.saturating_duration_since(now))
             .unwrap_or(Duration::from_millis(10))
             .clamp(Duration::from_micros(20), Duration::from_millis(10));
-        wait_readable(&sock, wait);
+        let link_paused = nic.lock().map(|n| n.rx.link_paused()).unwrap_or(false);
+        if link_paused {
+            // The link waits for held frames to drain (XON doorbells come
+            // in on the MMIO thread); the timers still run.
+            std::thread::sleep(wait.min(Duration::from_micros(100)));
+        } else {
+            wait_readable(&sock, wait);
+        }
         let Ok(mut n) = nic.lock() else { return };
         let now = Instant::now();
         // Take what is waiting in one pass: one tick per batch.
         for _ in 0..64 {
+            if n.rx.link_paused() {
+                break;
+            }
             let Ok(len) = sock.recv(&mut buf) else { break };
             for m in fabric::parse(&buf[..len]) {
                 n.fabric_message(m, now);

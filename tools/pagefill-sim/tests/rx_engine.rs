@@ -140,6 +140,75 @@ fn holding_space_overflow_drops_and_counts() {
     assert_eq!(h.read(reg::DROP_OVERFLOW), 5);
 }
 
+/// Frames held by starved streams pause the link before any stream's
+/// holding space can overflow (the engine reads no datagram while paused);
+/// XON drains them in order and the link opens again, also when a stream
+/// starves again as it drains; leaving a group and disabling the device
+/// empty the holding space. The count the pause goes by is checked against
+/// the streams' own counters at each step.
+#[test]
+fn held_frames_pause_the_link_before_the_holding_space_overflows() {
+    fn held_by_streams(h: &Host) -> usize {
+        h.nic
+            .rx
+            .stream_stats()
+            .iter()
+            .map(|(_, s)| (s.offered - s.written - s.dropped) as usize)
+            .sum()
+    }
+    let mut h = Host::new(1, 6, 12);
+    h.join(3, &[]);
+    h.join(4, &[]);
+    // Two starved streams share the holding space.
+    let mut sent = [0u32; 2];
+    while !h.nic.rx.link_paused() {
+        let i = usize::from(sent[0] > sent[1]);
+        assert!(
+            sent[0] + sent[1] < pagefill_sim::rx::HOLD_LIMIT as u32,
+            "never paused"
+        );
+        h.frame(3 + i as u16, 5, sent[i], 64, false);
+        sent[i] += 1;
+    }
+    let total = (sent[0] + sent[1]) as usize;
+    assert!(total > 400, "paused after {total} frames");
+    assert_eq!(h.nic.rx.held_frames(), total);
+    assert_eq!(held_by_streams(&h), total);
+    assert_eq!(h.read(reg::DROP_OVERFLOW), 0);
+    // Group 3's stream refilled with one 4 KiB buffer: it takes the first
+    // frames and the stream starves again, the rest still held.
+    let buf = h.post(3, 5);
+    h.write(reg::XON, abi::stream_id(3, 5));
+    let held = h.nic.rx.held_frames();
+    assert!(held < total && held > sent[1] as usize, "{held} held");
+    assert_eq!(held, held_by_streams(&h));
+    assert!(!h.nic.rx.link_paused());
+    let c: Vec<_> = h
+        .completions(0)
+        .into_iter()
+        .filter(|c| c.kind == rx_kind::DATA)
+        .collect();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].addr, buf);
+    let seqs: Vec<u32> = h
+        .records(c[0].addr, c[0].bytes)
+        .iter()
+        .map(|r| r.1)
+        .collect();
+    let first = total - held;
+    assert_eq!(seqs, (0..first as u32).collect::<Vec<_>>(), "in order");
+    // Leaving group 4 drops what its stream held.
+    h.mem.write_u64(common::MASTER + 4 * 8, 0);
+    h.write(reg::GROUP_FLUSH, 4);
+    assert_eq!(h.nic.rx.held_frames(), held - sent[1] as usize);
+    assert_eq!(h.nic.rx.held_frames(), held_by_streams(&h));
+    // Disabling the device writes or drops everything held.
+    h.write(reg::CTRL, 0);
+    assert_eq!(h.nic.rx.held_frames(), 0);
+    assert_eq!(held_by_streams(&h), 0);
+    assert_eq!(h.read(reg::DROP_OVERFLOW), 0);
+}
+
 #[test]
 fn frames_for_unjoined_groups_are_dropped_and_counted() {
     let mut h = Host::new(1, 6, 12);
