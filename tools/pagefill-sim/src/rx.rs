@@ -25,10 +25,10 @@ use crate::nic::{Counters, FabricPort, Nic};
 /// between the moment the stream starves and the moment its xoff arrives;
 /// senders on this fabric keep at most [`crate::fabric::MAX_IN_FLIGHT`]
 /// bytes queued and [`crate::fabric::WIRE_BYTES`] on the wire, 32 KiB: 431
-/// minimal frames (60 bytes and the fabric's 16-byte header). It does not
-/// cover the xoff's own way to the sender, a message between host
-/// processes as late as the host schedules them, while the engine keeps
-/// reading the wire (Documentation/.../benchmarks.rst, "Loss and rate").
+/// minimal frames (60 bytes and the fabric's 16-byte header). That does
+/// not cover the xoff's own way to the sender, a message between host
+/// processes as late as the host schedules them: the engine stops reading
+/// the wire before the space runs out ([`RxEngine::link_paused`]).
 pub const HOLD_LIMIT: usize = 512;
 
 /// Frames one datagram from the fabric can bring: broadcasts are packed up
