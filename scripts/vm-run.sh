@@ -29,6 +29,11 @@
 #   --viommu           a virtual Intel IOMMU in front of the devices, in
 #                      strict mode (every unmap invalidates at once)
 #                      (the guest sees its out/ folder as /run/pf)
+#   --allow-warn REGEX a kernel warning whose report (from "cut here" to
+#                      "end trace") has a line matching REGEX does not fail
+#                      the run: for a known kernel bug a test provokes, not
+#                      the driver (the test says which); the run says how
+#                      many it allowed
 #
 # The console log is printed when the command fails, the guest dies, a model
 # reports a driver bug, or the kernel logs a warning, a BUG, an oops, or a
@@ -36,7 +41,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=fast nics=1 mem=2G smp=2 accel=tcg timeout=600 append="" keep=""
+flavour=fast nics=1 mem=2G smp=2 accel=tcg timeout=600 append="" keep="" allow_warn=""
 virtio_net="" icount="" qemu_args=() viommu_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--virtio-net) virtio_net=1; shift ;;
 	--icount) icount=$2; shift 2 ;;
 	--qemu-arg) qemu_args+=("$2"); shift 2 ;;
+	--allow-warn) allow_warn=$2; shift 2 ;;
 	--viommu)
 		# caching-mode: the VFIO side learns of every mapping the guest
 		# makes. Before the devices it translates for.
@@ -225,7 +231,21 @@ rc=
 # happens after it. (The debug kernel under TCG sometimes reports KASAN in
 # handle_edge_irq during early boot, before any module exists; see
 # Documentation/.../testbed.rst.)
-problems=$(sed -n '/^Run .* as init process/,$p' "$run/console.log" |
+# A warning report allowed by --allow-warn is taken out first, whole.
+problems=$(sed -n '/^Run .* as init process/,$p' "$run/console.log" | tr -d '\r' |
+	awk -v allow="$allow_warn" '
+		allow == "" { print; next }
+		/-+\[ cut here \]-+/ { inwarn = 1; n = 0; hit = 0 }
+		inwarn { block[++n] = $0; if ($0 ~ allow) hit = 1
+			if ($0 ~ /---\[ end trace/) {
+				inwarn = 0
+				if (hit) { allowed++; next }
+				for (i = 1; i <= n; i++) print block[i]
+			}
+			next }
+		{ print }
+		END { if (inwarn) for (i = 1; i <= n; i++) print block[i]
+			if (allowed) printf "(%d kernel warning(s) allowed by --allow-warn)\n", allowed > "/dev/stderr" }' |
 	grep -nE "$(sed -e '/^#/d' -e '/^$/d' "$PF_TOP/scripts/kernel-log-problems.txt" | paste -sd'|')" || true)
 
 fail=
