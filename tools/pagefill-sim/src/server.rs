@@ -35,7 +35,10 @@ pub fn run_engine(nic: Arc<Mutex<Nic>>, sock: UnixDatagram) {
         return;
     }
     loop {
-        let stall = nic.lock().map(|n| n.stalled_until).unwrap_or(None);
+        let (stall, link_paused) = nic
+            .lock()
+            .map(|n| (n.stalled_until, n.rx.link_paused()))
+            .unwrap_or((None, false));
         if let Some(until) = stall {
             let now = Instant::now();
             if until > now {
@@ -48,7 +51,6 @@ pub fn run_engine(nic: Arc<Mutex<Nic>>, sock: UnixDatagram) {
             .map(|d| d.saturating_duration_since(now))
             .unwrap_or(Duration::from_millis(10))
             .clamp(Duration::from_micros(20), Duration::from_millis(10));
-        let link_paused = nic.lock().map(|n| n.rx.link_paused()).unwrap_or(false);
         if link_paused {
             // The link waits for held frames to drain (XON doorbells come
             // in on the MMIO thread); the timers still run.
