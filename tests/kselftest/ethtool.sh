@@ -42,8 +42,8 @@ ring() {
 	ethtool -g "$a" | sed -n '/^Current/,$p' | sed -n "s/^$1:[[:space:]]*//p"
 }
 pings() { ping -c 3 -i 0.2 -W 2 -s "${1:-56}" -M do 192.0.2.2 >/dev/null; }
-default_rings() { [ "$(ring RX)" = 1024 ] && [ "$(ring TX)" = 512 ] && [ "$(ring 'RX Buf Len')" = 4096 ]; }
-ktap_check "ethtool -g: rx 1024, tx 512, rx-buf-len 4096" default_rings
+default_rings() { [ "$(ring RX)" = 1024 ] && [ "$(ring TX)" = 512 ] && [ "$(ring 'RX Buf Len')" = 32768 ]; }
+ktap_check "ethtool -g: rx 1024, tx 512, rx-buf-len 32768 (16 frames at MTU 1500)" default_rings
 set_rings() { ethtool -G "$a" rx 64 tx 100 && [ "$(ring RX)" = 64 ] && [ "$(ring TX)" = 128 ]; }
 ktap_check "ethtool -G rx 64 tx 100: rx 64, tx 128 (a power of two), traffic passes" \
 	eval 'set_rings && pings'
@@ -51,17 +51,18 @@ ktap_check "ethtool -G rx 63 and rx-buf-len 3000 are refused" \
 	eval '! ethtool -G "$a" rx 63 2>/dev/null && ! ethtool -G "$a" rx-buf-len 3000 2>/dev/null'
 jumbo() {
 	ip link set "$a" mtu 9000 && ip -n peer link set "$b" mtu 9000 &&
-		[ "$(ring 'RX Buf Len')" = 16384 ] && pings 8000 &&
+		[ "$(ring 'RX Buf Len')" = 32768 ] && pings 8000 &&
 		ip netns exec peer ping -c 3 -i 0.2 -W 2 -s 8000 -M do 192.0.2.1 >/dev/null
 }
-ktap_check "MTU 9000 on both ends brings 16 KiB buffers: 8000-byte pings both ways" jumbo
-ktap_check "rx-buf-len back to 4096 is refused while the MTU needs more" \
-	eval '! ethtool -G "$a" rx-buf-len 4096 2>/dev/null'
+ktap_check "MTU 9000 on both ends keeps 32 KiB buffers: 8000-byte pings both ways" jumbo
+ktap_check "rx-buf-len 4096 is refused while the MTU needs more; 16384 is taken" \
+	eval '! ethtool -G "$a" rx-buf-len 4096 2>/dev/null && ethtool -G "$a" rx-buf-len 16384 &&
+		[ "$(ring "RX Buf Len")" = 16384 ] && pings 8000'
 back() {
 	ip link set "$a" mtu 1500 && ip -n peer link set "$b" mtu 1500 &&
 		ethtool -G "$a" rx 1024 tx 512 rx-buf-len 4096 && pings
 }
-ktap_check "MTU 1500 and the default rings again, traffic passes" back
+ktap_check "MTU 1500, default rings and one-page buffers, traffic passes" back
 
 usecs() { ethtool -c "$a" | sed -n 's/^rx-usecs:[[:space:]]*//p'; }
 coalesce() {

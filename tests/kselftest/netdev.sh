@@ -34,21 +34,34 @@ carrier_cycles() {
 ktap_check "$dev has carrier: the enabled device reports link up, again after down/up" carrier_cycles
 
 max=$(ip -d link show "$dev" | sed -n 's/.* maxmtu \([0-9]*\).*/\1/p')
-# 9202: the fabric's 9216-byte frame less the Ethernet header. A 4 KiB
-# buffer holds a frame of MTU 4074 with its record header; a larger MTU
-# brings larger buffers.
+# 9202: the fabric's 9216-byte frame less the Ethernet header.
 buflen() { ethtool -g "$dev" | sed -n '/^Current/,$p' | sed -n 's/^RX Buf Len:[[:space:]]*//p'; }
-mtu_limits() {
-	[ "$max" -eq 9202 ] &&
-		ip link set "$dev" mtu 4074 && [ "$(buflen)" = 4096 ] &&
-		ip link set "$dev" mtu 4075 && [ "$(buflen)" = 8192 ] &&
-		ip link set "$dev" mtu "$max" && [ "$(buflen)" = 16384 ] &&
+# Buffers nobody sized hold 16 full-sized frames (record header included),
+# rounded up to a power of two, from a page to 32 KiB, the most a pool
+# serves: MTU 200 -> 16 x 224 bytes -> 4 KiB, 400 -> 8 KiB, 900 -> 16 KiB,
+# 1500 and up -> 32 KiB.
+mtu_auto() {
+	[ "$max" -eq 9202 ] && [ "$(buflen)" = 32768 ] &&
+		ip link set "$dev" mtu 900 && [ "$(buflen)" = 16384 ] &&
+		ip link set "$dev" mtu 400 && [ "$(buflen)" = 8192 ] &&
+		ip link set "$dev" mtu 200 && [ "$(buflen)" = 4096 ] &&
+		ip link set "$dev" mtu "$max" && [ "$(buflen)" = 32768 ] &&
 		! ip link set "$dev" mtu $((max + 1)) 2>/dev/null &&
 		! ip link set "$dev" mtu 67 2>/dev/null &&
 		[ "$(cat /sys/class/net/$dev/mtu)" -eq "$max" ] &&
-		ip link set "$dev" mtu 1500 && ethtool -G "$dev" rx-buf-len 4096 && [ "$(buflen)" = 4096 ]
+		ip link set "$dev" mtu 1500 && [ "$(buflen)" = 32768 ]
 }
-ktap_check "MTU 68..9202; above 4074 the buffers grow to hold a frame (8 KiB, 16 KiB)" mtu_limits
+ktap_check "MTU 68..9202; buffers nobody sized follow the MTU (4 KiB at 200 to 32 KiB at 1500)" mtu_auto
+# A 4 KiB buffer holds a frame of MTU 4074 with its record header.
+mtu_chosen() {
+	ethtool -G "$dev" rx-buf-len 4096 && [ "$(buflen)" = 4096 ] &&
+		ip link set "$dev" mtu 4074 && [ "$(buflen)" = 4096 ] &&
+		ip link set "$dev" mtu 4075 && [ "$(buflen)" = 8192 ] &&
+		ip link set "$dev" mtu "$max" && [ "$(buflen)" = 16384 ] &&
+		ip link set "$dev" mtu 1500 && [ "$(buflen)" = 16384 ] &&
+		ethtool -G "$dev" rx-buf-len 4096 && [ "$(buflen)" = 4096 ]
+}
+ktap_check "rx-buf-len the user chose stays across MTU changes, growing only to hold a frame" mtu_chosen
 
 rebind() {
 	echo "$bdf" >"$drv/unbind" && [ -z "$(ifname "$bdf")" ] &&

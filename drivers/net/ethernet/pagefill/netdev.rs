@@ -51,6 +51,10 @@ pub(crate) struct Settings {
     coalesce_usecs: u32,
     /// Queue pairs in use.
     queues: u32,
+    /// Whether the user chose the buffer size (`ethtool -G rx-buf-len`): it
+    /// then stays across MTU changes while a frame fits. Otherwise it
+    /// follows the MTU ([`default_buf_shift`]).
+    buf_len_chosen: bool,
 }
 
 impl Settings {
@@ -59,6 +63,7 @@ impl Settings {
         tx_shift: TX_SHIFT_DEFAULT,
         coalesce_usecs: 50,
         queues: 1,
+        buf_len_chosen: false,
     };
 }
 
@@ -230,6 +235,10 @@ impl NetdevData {
             node_id: p.node_id,
             settings <- new_spinlock!(Settings {
                 queues: p.queues,
+                rx: RxConfig {
+                    buf_shift: default_buf_shift(DEFAULT_MTU).unwrap_or(abi::MIN_BUF_SHIFT),
+                    ..RxConfig::DEFAULT
+                },
                 ..Settings::DEFAULT
             }),
             wanted <- new_spinlock!(GroupSet::default_only()),
@@ -355,6 +364,9 @@ impl NetdevData {
 /// Ethernet header. Frames above a page need `ethtool -G rx-buf-len`.
 pub(crate) const MAX_MTU: u32 = (abi::MAX_FRAME_LEN - ETH_HLEN) as u32;
 
+/// The MTU an interface starts with.
+pub(crate) const DEFAULT_MTU: u32 = 1500;
+
 /// Bytes of an Ethernet header.
 const ETH_HLEN: usize = 14;
 
@@ -364,11 +376,46 @@ fn mtu_fits(mtu: u32, buf_shift: u32) -> bool {
     abi::record::size(mtu as usize + ETH_HLEN) <= 1 << buf_shift
 }
 
+/// Largest buffer size (as a power of two) a page pool serves.
+const MAX_POOL_BUF_SHIFT: u32 = {
+    let shift = abi::MIN_BUF_SHIFT + PagePool::MAX_ORDER;
+    if shift < abi::MAX_BUF_SHIFT {
+        shift
+    } else {
+        abi::MAX_BUF_SHIFT
+    }
+};
+
 /// The smallest buffer size (as a power of two) that holds a frame of an
 /// `mtu`-byte payload, if a pool can serve it.
 fn buf_shift_for(mtu: u32) -> Option<u32> {
-    let max = (abi::MIN_BUF_SHIFT + PagePool::MAX_ORDER).min(abi::MAX_BUF_SHIFT);
-    (abi::MIN_BUF_SHIFT..=max).find(|s| mtu_fits(mtu, *s))
+    (abi::MIN_BUF_SHIFT..=MAX_POOL_BUF_SHIFT).find(|s| mtu_fits(mtu, *s))
+}
+
+/// Full-sized frames a buffer holds by default.
+///
+/// Every buffer costs the driver a completion and a refill, and the device
+/// a starvation round trip when it fills the posted one before the driver
+/// posts the next: a stream of 1500-byte frames in one-page buffers needs a
+/// new buffer every two frames and then costs more per frame than a NIC
+/// with one descriptor per frame (benchmarks.rst). Sixteen frames make the
+/// per-buffer costs small; short frames pack hundreds into the same buffer.
+const DEFAULT_FRAMES_PER_BUF: usize = 16;
+
+/// The buffer size (as a power of two) for MTU `mtu` when the user has not
+/// chosen one: [`DEFAULT_FRAMES_PER_BUF`] full-sized frames, within what a
+/// pool serves; a page at least.
+fn default_buf_shift(mtu: u32) -> Option<u32> {
+    let want = abi::record::size(mtu as usize + ETH_HLEN).saturating_mul(DEFAULT_FRAMES_PER_BUF);
+    let shift = want
+        .checked_next_power_of_two()
+        .map_or(MAX_POOL_BUF_SHIFT, |b| b.trailing_zeros())
+        .clamp(abi::MIN_BUF_SHIFT, MAX_POOL_BUF_SHIFT);
+    if mtu_fits(mtu, shift) {
+        Some(shift)
+    } else {
+        buf_shift_for(mtu)
+    }
 }
 
 /// The pagefill interface's operations.
@@ -580,14 +627,22 @@ impl Operations for PagefillNetdev {
     }
 
     fn change_mtu(dev: &Device<Self>, mtu: u32) -> Result {
-        // The buffers must hold a whole frame: a larger MTU brings larger
-        // buffers (restarting a running interface); a smaller one keeps
-        // them (`ethtool -G rx-buf-len` lowers them).
+        // Buffers the user has not sized follow the MTU; those the user
+        // sized stay while they hold a whole frame and otherwise grow to
+        // the smallest that does. A new size restarts a running interface.
         let mut new = dev.data().settings();
-        if mtu_fits(mtu, new.rx.buf_shift) {
+        let shift = if !new.buf_len_chosen {
+            default_buf_shift(mtu)
+        } else if mtu_fits(mtu, new.rx.buf_shift) {
+            Some(new.rx.buf_shift)
+        } else {
+            buf_shift_for(mtu)
+        }
+        .ok_or(EINVAL)?;
+        if shift == new.rx.buf_shift {
             return Ok(());
         }
-        new.rx.buf_shift = buf_shift_for(mtu).ok_or(EINVAL)?;
+        new.rx.buf_shift = shift;
         Self::apply_with_mtu(dev, new, mtu)
     }
 
@@ -763,16 +818,18 @@ impl EthtoolOps for PagefillNetdev {
             return Err(EINVAL);
         }
         new.tx_shift = tx_shift;
-        if r.rx_buf_len != 0 {
+        // ethtool passes the current size when the user gave none: only a
+        // different one is the user's choice.
+        if r.rx_buf_len != 0 && r.rx_buf_len != 1 << new.rx.buf_shift {
             let shift = r.rx_buf_len.trailing_zeros();
-            let max_shift = abi::MIN_BUF_SHIFT + PagePool::MAX_ORDER;
             if !r.rx_buf_len.is_power_of_two()
-                || !(abi::MIN_BUF_SHIFT..=max_shift.min(abi::MAX_BUF_SHIFT)).contains(&shift)
+                || !(abi::MIN_BUF_SHIFT..=MAX_POOL_BUF_SHIFT).contains(&shift)
                 || !mtu_fits(dev.mtu(), shift)
             {
                 return Err(EINVAL);
             }
             new.rx.buf_shift = shift;
+            new.buf_len_chosen = true;
         }
         Self::apply(dev, new)
     }

@@ -105,7 +105,7 @@ impl pci::Driver for PagefillDriver {
             rx_queues: max_queues as u32,
             real_queues: queues,
             mac: id.mac,
-            mtu: 1500,
+            mtu: netdev::DEFAULT_MTU,
             min_mtu: 68,
             max_mtu: netdev::MAX_MTU,
             features: net::netdev::Features::SG.with(net::netdev::Features::HW_CSUM),
