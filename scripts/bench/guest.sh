@@ -9,15 +9,16 @@
 #
 #   idle run R received 0 ... window_ns T span_ns 0 insns I kinsns K
 #   cost|multi nic N size S [nstreams 31] run R received F ... insns I
-#       kinsns K overflow D gen ...     (N: pf, vn, or pfbig for 32 KiB buffers)
+#       kinsns K overflow D gen ...     (N: pf, vn; pfpage for one-page
+#       buffers; pfgro, vngro for a UDP_GRO socket)
 #   rate nic N size S offered O run R received F ... gen ...
 #   mem label L streams S groups G ... inflight P inflight_mem B
 #   lat nic N usecs U eot E run R rtt_us min ... p50 ... n N lost L
 #   prof nic N size S received F ... marks M  (M: markers so far)
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
-# RATES (offered frames/s for the loss runs), WHAT (the parts: cost, bigbuf,
-# multi, rate, mem, coal, prof).
+# RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
+# gro, multi, rate, mem, coal, prof).
 set -e
 ko=$1
 bin=$2
@@ -88,13 +89,18 @@ answer() {
 	rm -f "/run/pf/resp.$1" "/run/pf/done.$1"
 }
 
-# sink FRAMES REQUEST: run the sink; prints "received ... window_ns ... insns
+# sink [-g] FRAMES REQUEST: run the sink (-g: with UDP_GRO); prints "received ... window_ns ... insns
 # ... kinsns ... overflow N gen <generator's answer>", N the frames the
 # pagefill device dropped meanwhile because a paused stream's holding space
 # was full (dev_drop_overflow).
 sink() {
+	gro=""
+	if [ "$1" = -g ]; then
+		gro=-g
+		shift
+	fi
 	drops=$(es dev_drop_overflow)
-	out=$("$bin/pf-sink" 9000 "$1" 3000 "$2") || true
+	out=$("$bin/pf-sink" $gro 9000 "$1" 3000 "$2") || true
 	id=${out##* request }
 	ins=$(marks)
 	gen=$(answer "$id")
@@ -124,10 +130,13 @@ if echo "$what" | grep -qw cost; then
 	idle
 fi
 
-# big_buffers on|off: pagefill with 32 KiB buffers (ethtool -G rx-buf-len,
-# which restarts the interface), or back to one page.
-big_buffers() {
-	if [ "$1" = on ]; then len=32768; else len=4096; fi
+# page_buffers on|off: pagefill with one-page buffers (ethtool -G
+# rx-buf-len, which restarts the interface), or back to the size the MTU
+# brings by default.
+default_buf_len=$(ethtool -g "$pf" | sed -n '/^Current/,$p' | sed -n 's/^RX Buf Len:[[:space:]]*//p')
+echo "# ethtool -g $pf: rx-buf-len $default_buf_len"
+page_buffers() {
+	if [ "$1" = on ]; then len=4096; else len=$default_buf_len; fi
 	ethtool -G "$pf" rx-buf-len "$len"
 	for _ in $(seq 100); do
 		[ "$(cat "/sys/class/net/$pf/carrier" 2>/dev/null)" = 1 ] && break
@@ -135,17 +144,30 @@ big_buffers() {
 	done
 }
 
-# bigbuf: the cost runs again for pagefill with 32 KiB buffers ("pfbig"):
-# a buffer then holds 21 frames of 1500 bytes instead of 2.
-if echo "$what" | grep -qw bigbuf; then
-	big_buffers on
+# page: the cost runs again for pagefill with one-page buffers ("pfpage"):
+# a buffer then holds 2 frames of 1500 bytes instead of 21.
+if echo "$what" | grep -qw page; then
+	page_buffers on
 	sink 2000 "$(gen_req pf 64 2000 0)" >/dev/null
 	for size in $sizes; do
 		for r in $(seq "$runs"); do
-			echo "cost nic pfbig size $size run $r $(sink "$count" "$(gen_req pf "$size" "$count" 0)")"
+			echo "cost nic pfpage size $size run $r $(sink "$count" "$(gen_req pf "$size" "$count" 0)")"
 		done
 	done
-	big_buffers off
+	page_buffers off
+fi
+
+# gro: the cost runs with a UDP_GRO socket ("pfgro", "vngro"): the stack
+# merges a flow's frames before IP and UDP see them.
+if echo "$what" | grep -qw gro; then
+	for nic in pf vn; do sink -g 2000 "$(gen_req "$nic" 64 2000 0)" >/dev/null; done
+	for size in 64 1500; do
+		for r in $(seq "$runs"); do
+			for nic in pf vn; do
+				echo "cost nic ${nic}gro size $size run $r $(sink -g "$count" "$(gen_req "$nic" "$size" "$count" 0)")"
+			done
+		done
+	done
 fi
 
 # multi: the cost with 31 streams (nodes 1-31 of group 0) instead of one:
@@ -259,11 +281,11 @@ if echo "$what" | grep -qw prof; then
 			echo "prof nic $nic size $size $(sink "$count" "$(gen_req "$nic" "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
 		done
 	done
-	big_buffers on
+	page_buffers on
 	for size in 64 1500; do
-		echo "prof nic pfbig size $size $(sink "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+		echo "prof nic pfpage size $size $(sink "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
 	done
-	big_buffers off
+	page_buffers off
 fi
 
 echo "# ethtool -S $pf:"

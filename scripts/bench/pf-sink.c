@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pf-sink PORT COUNT TIMEOUT_MS [REQUEST]: the benchmark's receiver in the
+ * pf-sink [-g] PORT COUNT TIMEOUT_MS [REQUEST]: the benchmark's receiver in the
  * guest. Binds a UDP socket, executes the instruction-count marker (see
  * pf-insn.c), and only then, if given, hands REQUEST to the host agent
  * (scripts/vm-run.sh) as a request file in /run/pf, so nothing the guest does
@@ -15,6 +15,9 @@
  *
  * The frames are read in batches (recvmmsg), as a sink that wants to keep
  * up would; the socket's cost is the same whichever NIC the frames came in.
+ * With -g the socket asks for UDP_GRO, as a receiver of many short frames
+ * may: the stack then merges a flow's frames into one buffer with a segment
+ * size (the UDP_GRO control message), and the sink splits it.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -25,9 +28,16 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
 #define BATCH 64
+/* A merged buffer is at most 64 KiB. */
+#define BUF_SIZE 65536
 #define MAX_STREAMS (4096 * 256)
 
 /* The marker the plugin recognises: this exact mov, then cpuid. */
@@ -51,9 +61,11 @@ static uint64_t now_ns(void)
 
 int main(int argc, char **argv)
 {
-	static char bufs[BATCH][2048];
+	static char bufs[BATCH][BUF_SIZE];
+	static char ctl[BATCH][CMSG_SPACE(sizeof(int))];
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
+	int gro = 0, one = 1;
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 	uint64_t *next, received = 0, ooo = 0, dup = 0, streams = 0, expected, start, end;
 	uint64_t sent_total = 0, first = 0, last = 0;
@@ -61,8 +73,13 @@ int main(int argc, char **argv)
 	int s, rcvbuf = 64 << 20;
 	char id[64] = "-";
 
+	if (argc > 1 && !strcmp(argv[1], "-g")) {
+		gro = 1;
+		argv++;
+		argc--;
+	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: pf-sink PORT COUNT TIMEOUT_MS [REQUEST]\n");
+		fprintf(stderr, "usage: pf-sink [-g] PORT COUNT TIMEOUT_MS [REQUEST]\n");
 		return 2;
 	}
 	expected = strtoull(argv[2], NULL, 0);
@@ -75,12 +92,18 @@ int main(int argc, char **argv)
 		return perror("pf-sink"), 1;
 	setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (gro && setsockopt(s, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)))
+		return perror("pf-sink: UDP_GRO"), 1;
 	addr.sin_port = htons(atoi(argv[1]));
 	if (bind(s, (struct sockaddr *)&addr, sizeof(addr)))
 		return perror("pf-sink: bind"), 1;
 	for (int i = 0; i < BATCH; i++) {
 		iov[i] = (struct iovec){ bufs[i], sizeof(bufs[i]) };
 		msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+		if (gro) {
+			msgs[i].msg_hdr.msg_control = ctl[i];
+			msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
+		}
 	}
 	start = now_ns();
 	marker();
@@ -106,27 +129,42 @@ int main(int argc, char **argv)
 		if (!first)
 			first = last;
 		for (int i = 0; i < n; i++) {
-			const unsigned char *p = (const unsigned char *)bufs[i];
-			uint64_t seq, *want;
-			uint32_t key;
+			unsigned int len = msgs[i].msg_len, seg = len;
+			struct cmsghdr *cm;
 
-			if (msgs[i].msg_len < 16 || memcmp(p, "PFGN", 4))
-				continue;
-			key = (uint32_t)(p[4] | p[5] << 8) % 4096 * 256 + p[6];
-			memcpy(&seq, p + 8, 8);
-			want = &next[key];
-			if (*want == 0)
-				streams++;
-			/* *want is the next sequence number expected. */
-			if (seq < *want) {
-				dup++;
-			} else {
-				if (seq > *want)
-					ooo++;
-				sent_total += seq + 1 - *want;
-				*want = seq + 1;
+			/* A merged buffer: segments of seg bytes, the last shorter. */
+			for (cm = CMSG_FIRSTHDR(&msgs[i].msg_hdr); cm;
+			     cm = CMSG_NXTHDR(&msgs[i].msg_hdr, cm)) {
+				if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO)
+					memcpy(&seg, CMSG_DATA(cm), sizeof(int));
 			}
-			received++;
+			if (gro)
+				msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
+			if (!seg)
+				seg = len ? len : 1;
+			for (unsigned int off = 0; off < len; off += seg) {
+				const unsigned char *p = (const unsigned char *)bufs[i] + off;
+				uint64_t seq, *want;
+				uint32_t key;
+
+				if (len - off < 16 || memcmp(p, "PFGN", 4))
+					continue;
+				key = (uint32_t)(p[4] | p[5] << 8) % 4096 * 256 + p[6];
+				memcpy(&seq, p + 8, 8);
+				want = &next[key];
+				if (*want == 0)
+					streams++;
+				/* *want is the next sequence number expected. */
+				if (seq < *want) {
+					dup++;
+				} else {
+					if (seq > *want)
+						ooo++;
+					sent_total += seq + 1 - *want;
+					*want = seq + 1;
+				}
+				received++;
+			}
 		}
 	}
 	marker();

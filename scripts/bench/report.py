@@ -23,7 +23,11 @@ import os
 import statistics
 import sys
 
-NICS = {"pf": "pagefill", "vn": "virtio-net", "pfbig": "pagefill, 32 KiB buffers"}
+NICS = {"pf": "pagefill", "vn": "virtio-net", "pfpage": "pagefill, one-page buffers",
+        "pfgro": "pagefill, UDP_GRO socket", "vngro": "virtio-net, UDP_GRO socket"}
+# The ratios the cost tables give: (numerator, denominator, heading).
+RATIOS = [("pf", "vn", "pagefill/virtio-net"), ("pfpage", "vn", "one page/virtio-net"),
+          ("pfgro", "vngro", "pagefill/virtio-net")]
 
 
 def parse(path):
@@ -118,7 +122,7 @@ def svg_plot(path, sizes, series):
         v += step
     for s in sizes:
         out.append(f'<text x="{x(s):.1f}" y="{H - B + 16}" text-anchor="middle">{s}</text>')
-    colours = {"pf": "#c0392b", "vn": "#2471a3", "pfbig": "#e67e22"}
+    colours = {"pf": "#c0392b", "vn": "#2471a3", "pfpage": "#e67e22"}
     for i, (nic, pts) in enumerate(series.items()):
         c = colours.get(nic, "black")
         out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>' % (
@@ -132,6 +136,54 @@ def svg_plot(path, sizes, series):
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
+
+
+def cost_table(cost, order, tot_rate, ker_rate):
+    """Prints the cost rows of the NICs in order as two tables; returns the
+    plot's series, {nic: [(size, median, lo, hi)]}."""
+    p = print
+    nics = [n for n in order if any(x["nic"] == n for x in cost)]
+    ratios = [r for r in RATIOS if r[0] in nics and r[1] in nics]
+    head = "| size |" + "".join(f" {NICS[n]} | range |" for n in nics)
+    head += "".join(f" {h} |" for _, _, h in ratios)
+    head2 = "| size |" + "".join(f" {NICS[n]}: kernel | lost | delivered/s |" for n in nics)
+    lines = [head, "|" + " ---: |" * (1 + 2 * len(nics) + len(ratios))]
+    lines2 = [head2, "|" + " ---: |" * (1 + 3 * len(nics))]
+    sizes = sorted({x["size"] for x in cost})
+    series = {n: [] for n in nics}
+    for s in sizes:
+        line, line2, meds = f"| {s} |", f"| {s} |", {}
+        for nic in nics:
+            rs = [x for x in cost if x["size"] == s and x["nic"] == nic]
+            pf = [per_frame(x, tot_rate, ker_rate) for x in rs]
+            t = [a for a, _ in pf if a is not None]
+            k = [b for _, b in pf if b is not None]
+            meds[nic] = med(t)
+            lost = sum(x.get("gen_frames", 0) - x["received"] for x in rs)
+            over = sum(x["overflow"] for x in rs if isinstance(x.get("overflow"), int))
+            if not nic.startswith("vn") and any("overflow" in x for x in rs):
+                lost = f"{lost} ({over})"
+            dr = med([x["received"] / (x["span_ns"] / 1e9) for x in rs if x.get("span_ns")])
+            line += f" {fnum(meds[nic])} | {rng(t)} |"
+            line2 += f" {fnum(med(k))} | {lost} | {fnum(dr)} |"
+            if t:
+                series[nic].append((s, meds[nic], min(t), max(t)))
+        for a, b, _ in ratios:
+            r = meds[a] / meds[b] if meds.get(a) and meds.get(b) else None
+            line += f" {fnum(r, '{:.2f}')} |"
+        lines.append(line)
+        lines2.append(line2)
+    p("\n".join(lines) + "\n")
+    p("\n".join(lines2))
+    runs = max(x["run"] for x in cost)
+    p(f"\n{runs} runs per point, {max(x.get('gen_frames', 0) for x in cost)} frames per run, "
+      "one stream (node 1, group 0 for pagefill), senders unpaced. Median of the runs, their "
+      "range, the kernel's part (median), frames lost (sent by the generator, not delivered "
+      "to the sink, summed over the runs; in brackets, where recorded, those the pagefill "
+      "device counted in `dev_drop_overflow`), and the delivered rate (median; guest clock "
+      "under TCG, from the first to the last batch the sink read). Lost frames are not "
+      "counted as delivered, so a run with losses costs a little more per delivered frame.\n")
+    return series
 
 
 def report(d):
@@ -148,52 +200,20 @@ def report(d):
         p(f"Idle baseline: {len(idle)} windows of the sink waiting, "
           f"{tot_rate * 1e9:.0f} instructions/s (kernel {ker_rate * 1e9:.0f}/s), subtracted "
           f"over each window's length.\n")
-    cost = [x for k, x in rows if k == "cost"]
+    cost = [x for k, x in rows if k == "cost" and x["nic"] in ("pf", "vn", "pfpage")]
     if cost:
-        nics = [n for n in ("pf", "vn", "pfbig") if any(x["nic"] == n for x in cost)]
         p("## 1. Guest instructions per delivered frame (unpaced senders)\n")
-        head = "| size |" + "".join(f" {NICS[n]} | range |" for n in nics)
-        head += " pagefill/virtio-net |" + (" 32 KiB/virtio-net |" if "pfbig" in nics else "")
-        head2 = "| size |" + "".join(f" {NICS[n]}: kernel | lost | delivered/s |" for n in nics)
-        lines, lines2 = [head, "|" + " ---: |" * (1 + 2 * len(nics) + 1 + ("pfbig" in nics))], \
-            [head2, "|" + " ---: |" * (1 + 3 * len(nics))]
+        series = cost_table(cost, ("pf", "vn", "pfpage"), tot_rate, ker_rate)
         sizes = sorted({x["size"] for x in cost})
-        series = {n: [] for n in nics}
-        for s in sizes:
-            line, line2, meds = f"| {s} |", f"| {s} |", {}
-            for nic in nics:
-                rs = [x for x in cost if x["size"] == s and x["nic"] == nic]
-                pf = [per_frame(x, tot_rate, ker_rate) for x in rs]
-                t = [a for a, _ in pf if a is not None]
-                k = [b for _, b in pf if b is not None]
-                meds[nic] = med(t)
-                lost = sum(x.get("gen_frames", 0) - x["received"] for x in rs)
-                over = sum(x["overflow"] for x in rs if isinstance(x.get("overflow"), int))
-                lost = f"{lost} ({over})" if nic != "vn" and any("overflow" in x for x in rs) else lost
-                dr = med([x["received"] / (x["span_ns"] / 1e9) for x in rs if x.get("span_ns")])
-                line += f" {fnum(meds[nic])} | {rng(t)} |"
-                line2 += f" {fnum(med(k))} | {lost} | {fnum(dr)} |"
-                if t:
-                    series[nic].append((s, meds[nic], min(t), max(t)))
-            for a in ("pf", "pfbig"):
-                if a in nics:
-                    r = meds[a] / meds["vn"] if meds.get(a) and meds.get("vn") else None
-                    line += f" {fnum(r, '{:.2f}')} |"
-            lines.append(line)
-            lines2.append(line2)
-        p("\n".join(lines) + "\n")
-        p("\n".join(lines2))
-        runs = max(x["run"] for x in cost)
-        p(f"\n{runs} runs per point, {max(x.get('gen_frames', 0) for x in cost)} frames per run, "
-          "one stream (node 1, group 0 for pagefill), senders unpaced. Median of the runs, their "
-          "range, the kernel's part (median), frames lost (sent by the generator, not delivered "
-          "to the sink, summed over the runs; in brackets, where recorded, those the pagefill "
-          "device counted in `dev_drop_overflow`), and the delivered rate (median; guest clock "
-          "under TCG, from the first to the last batch the sink read). Lost frames are not "
-          "counted as delivered, so a run with losses costs a little more per delivered frame.\n")
         if all(series.values()):
             svg_plot(os.path.join(d, "cost.svg"), sizes, series)
             p("![instructions per frame](cost.svg)\n")
+    gro = [x for k, x in rows if k == "cost" and x["nic"] in ("pfgro", "vngro")]
+    if gro:
+        p("## 1a. The same with a UDP_GRO socket (unpaced senders)\n")
+        p("The sink asks for `UDP_GRO`: the stack merges a flow's frames into one buffer before "
+          "IP and UDP see them, and the sink splits it by the segment size.\n")
+        cost_table(gro, ("pfgro", "vngro"), tot_rate, ker_rate)
     multi = [x for k, x in rows if k == "multi"]
     if multi:
         p("## 1b. With 31 streams (nodes 1-31 of group 0, unpaced)\n")
