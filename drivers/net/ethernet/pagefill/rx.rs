@@ -148,6 +148,16 @@ impl RxConfig {
     pub(crate) const MAX_RING: u32 = 16384;
 }
 
+/// Whether `cqe` counts a take from `slot`'s entry that no completion the
+/// driver handled has counted. A completion reporting the posted buffer
+/// taken must: one that does not is a stale copy of a completion already
+/// handled, whose buffer went back to the pool and may be posted again at
+/// the same address, still holding the frames it was split into.
+fn counts_new_take(slot: &Slot, cqe: &RawCqe) -> bool {
+    // Counts wrap: ahead by less than half the range.
+    (cqe.taken.wrapping_sub(slot.taken) as i32) > 0
+}
+
 /// What the receive path owns while the interface is up.
 pub(crate) struct RxState {
     pool: Option<PagePool>,
@@ -506,7 +516,7 @@ impl RxState {
             rx_kind::CLAIM => {
                 let slot = &mut self.groups[gi].slots[node];
                 let posted = slot.posted.as_ref().map(PoolPage::dma_addr);
-                if posted != Some(cqe.addr) {
+                if posted != Some(cqe.addr) || !counts_new_take(slot, cqe) {
                     self.bad_completion();
                     return 0;
                 }
@@ -517,7 +527,11 @@ impl RxState {
             rx_kind::DATA => {
                 let slot = &self.groups[gi].slots[node];
                 if slot.device.as_ref().map(PoolPage::dma_addr) != Some(cqe.addr) {
-                    if slot.posted.as_ref().map(PoolPage::dma_addr) != Some(cqe.addr) {
+                    // The posted buffer, its CLAIM lost: the device must
+                    // count its take.
+                    if slot.posted.as_ref().map(PoolPage::dma_addr) != Some(cqe.addr)
+                        || !counts_new_take(slot, cqe)
+                    {
                         self.bad_completion();
                         return 0;
                     }
