@@ -361,7 +361,7 @@ impl NetdevData {
 }
 
 /// Largest MTU: a frame of the largest size the fabric carries, less the
-/// Ethernet header. Frames above a page need `ethtool -G rx-buf-len`.
+/// Ethernet header. Buffers grow to hold such a frame (`change_mtu`).
 pub(crate) const MAX_MTU: u32 = (abi::MAX_FRAME_LEN - ETH_HLEN) as u32;
 
 /// The MTU an interface starts with.
