@@ -89,10 +89,10 @@ answer() {
 	rm -f "/run/pf/resp.$1" "/run/pf/done.$1"
 }
 
-# sink [-g] FRAMES REQUEST: run the sink (-g: with UDP_GRO); prints "received ... window_ns ... insns
-# ... kinsns ... overflow N gen <generator's answer>", N the frames the
-# pagefill device dropped meanwhile because a paused stream's holding space
-# was full (dev_drop_overflow).
+# sink [-g] FRAMES REQUEST: run the sink (-g: with UDP_GRO); prints
+# "received ... window_ns ... insns ... kinsns ... overflow N gen
+# <generator's answer>", N the frames the pagefill device dropped meanwhile
+# because a paused stream's holding space was full (dev_drop_overflow).
 sink() {
 	gro=""
 	if [ "$1" = -g ]; then

@@ -404,18 +404,16 @@ const DEFAULT_FRAMES_PER_BUF: usize = 16;
 
 /// The buffer size (as a power of two) for MTU `mtu` when the user has not
 /// chosen one: [`DEFAULT_FRAMES_PER_BUF`] full-sized frames, within what a
-/// pool serves; a page at least.
+/// pool serves; a page at least. `None` if the largest a pool serves
+/// cannot hold one frame.
 fn default_buf_shift(mtu: u32) -> Option<u32> {
     let want = abi::record::size(mtu as usize + ETH_HLEN).saturating_mul(DEFAULT_FRAMES_PER_BUF);
     let shift = want
         .checked_next_power_of_two()
         .map_or(MAX_POOL_BUF_SHIFT, |b| b.trailing_zeros())
         .clamp(abi::MIN_BUF_SHIFT, MAX_POOL_BUF_SHIFT);
-    if mtu_fits(mtu, shift) {
-        Some(shift)
-    } else {
-        buf_shift_for(mtu)
-    }
+    // Only the clamp to the largest size can leave a frame out.
+    mtu_fits(mtu, shift).then_some(shift)
 }
 
 /// The pagefill interface's operations.
