@@ -35,7 +35,8 @@ pub const ID_MAGIC: u32 = u32::from_le_bytes(*b"PGFL");
 /// Major version of the interface. A driver refuses a major it does not know.
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: additions that a driver of the same major may ignore.
-pub const VERSION_MINOR: u16 = 0;
+/// 1 added [`record_flags`].
+pub const VERSION_MINOR: u16 = 1;
 
 /// Groups (broadcast domains) on the fabric, and entries in the master table.
 pub const MAX_GROUPS: usize = 4096;
@@ -323,7 +324,7 @@ pub mod record {
     pub const ALIGN: usize = 8;
     /// u16: length of the frame that follows the header.
     pub const LEN: usize = 0;
-    /// u16: reserved, 0.
+    /// u16: [`super::record_flags`] (0 from a device of minor version 0).
     pub const FLAGS: usize = 2;
     /// u32: the frame's sequence number in its stream.
     pub const SEQ: usize = 4;
@@ -334,6 +335,18 @@ pub mod record {
     pub const fn size(len: usize) -> usize {
         (HEADER_SIZE + len + ALIGN - 1) & !(ALIGN - 1)
     }
+}
+
+/// [`record::FLAGS`] bits.
+pub mod record_flags {
+    /// The device checked the frame's layer 4 checksum and found it right:
+    /// the frame is IPv4 (header checksum right, not a fragment, length
+    /// consistent with the frame) or IPv6 (no extension header, length
+    /// consistent), carrying TCP or UDP whose checksum over the pseudo-header
+    /// and the segment is right; a UDP checksum of 0 over IPv4 (none sent)
+    /// counts as right. Clear for any other frame, and for one whose
+    /// checksum is wrong: the host checks those itself.
+    pub const L4_CSUM_OK: u16 = 1 << 0;
 }
 
 /// A transmit descriptor: 16 bytes in the transmit ring. A frame is one or

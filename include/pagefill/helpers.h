@@ -28,6 +28,8 @@ struct netdev_stat_ops;
 enum pagefill_features {
 	PAGEFILL_F_SG = 1 << 0,
 	PAGEFILL_F_HW_CSUM = 1 << 1,
+	PAGEFILL_F_RXCSUM = 1 << 2,
+	PAGEFILL_F_LRO = 1 << 3,
 };
 
 /*
@@ -52,7 +54,7 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
 			   const struct ethtool_ops *eops,
 			   const struct netdev_stat_ops *sops, u32 features,
-			   const u8 *mac,
+			   u32 features_off, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
@@ -73,6 +75,17 @@ void pagefill_page_pool_dma_sync_for_cpu(const struct page_pool *pool,
 void *pagefill_page_address(const struct page *page);
 int pagefill_skb_tailroom(const struct sk_buff *skb);
 void pagefill_skb_eth_type_trans(struct sk_buff *skb, struct net_device *dev);
+void pagefill_skb_csum_unnecessary(struct sk_buff *skb);
+/*
+ * Makes @skb, a UDP datagram whose header starts @udp_offset bytes into its
+ * data, one that the stack splits into @segs datagrams of @gso_size payload
+ * bytes (the last may be shorter), its UDP checksum to complete from the
+ * pseudo-header sum in the header (CHECKSUM_PARTIAL).
+ */
+int pagefill_skb_udp_gso(struct sk_buff *skb, u16 udp_offset, u16 gso_size,
+			 u16 segs);
+/* The pagefill_features of @dev's active features (dev->features). */
+u32 pagefill_netdev_features(const struct net_device *dev);
 void pagefill_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
 int pagefill_skb_linearize(struct sk_buff *skb);
 int pagefill_tx_map(struct net_device *dev, struct sk_buff *skb,

@@ -8,6 +8,11 @@
 # ethtool -S, the interface's counters and the device's agree. With RX_RING
 # (ethtool -G rx), the device may hold only that many buffers: streams
 # starve, their senders pause and resume, and still nothing is lost. The
+# device checks every frame's checksum and the driver says so
+# (CHECKSUM_UNNECESSARY), unless ethtool -K rx is off. Without RX_RING and
+# QUEUES, LRO too: with ethtool -K lro on, a stream's datagrams in a buffer
+# go up merged, to a UDP_GRO socket whole and to any other split again, and
+# still complete and in order; the kernel turns it off for forwarding. The
 # device steers the streams over the queue pairs in use (one per core, or
 # QUEUES with ethtool -L combined), each with its NAPI instance and page
 # pool, and every queue receives. Behind an IOMMU, the buffers were
@@ -22,8 +27,10 @@ queues=${3:-}
 here=$(dirname "$0")
 host="sh $here/pf-host.sh"
 pf_need_host
-plan=16
+plan=18
 [ -z "$ring" ] || plan=$((plan + 1))
+lro=
+[ -n "$ring" ] || [ -n "$queues" ] || { lro=1; plan=$((plan + 5)); }
 ktap_plan $plan
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
@@ -71,6 +78,10 @@ ktap_check "short frames were copied, long ones went up as fragments" eval \
 	'[ "$(qs copybreak)" -eq 4650 ] && [ "$(qs frags)" -eq 1860 ]'
 ktap_check "no receive errors (no completion failed validation)" eval \
 	'[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ] && [ "$(qs bad_completions)" -eq 0 ]'
+# The generator's UDP over IPv4 carries no checksum (0): the device vouches
+# for the IPv4 header's, and for the UDP datagram as one without.
+ktap_check "the device checked every frame's checksum (rx csum_unnecessary $total, csum_none 0)" eval \
+	'[ "$(qs csum_unnecessary)" -eq "$total" ] && [ "$(qs csum_none)" -eq 0 ]'
 device_agrees() {
 	[ "$(stat rx_frames)" -eq "$total" ] && [ "$(es dev_rx_frames)" -eq "$total" ] &&
 		[ "$(stat drop_overflow)" -eq 0 ] && [ "$(es dev_drop_overflow)" -eq 0 ] &&
@@ -125,6 +136,31 @@ rejoin() {
 }
 ktap_check "group 7 joined again, left and joined twice more" rejoin
 ktap_check "155 frames to the rejoined group 7, complete and in order" run 64 5 7
+checked=$(qs csum_unnecessary)
+ethtool -K "$dev" rx off
+ktap_check "ethtool -K rx off: 155 frames more, handed up for the stack to check" eval \
+	'run 64 5 7 && [ "$(qs csum_none)" -eq 155 ] && [ "$(qs csum_unnecessary)" -eq "$checked" ]'
+if [ -n "$lro" ]; then
+	ethtool -K "$dev" rx on lro on
+	packets=$(qs packets)
+	ktap_check "LRO: 4650 frames of 64 bytes to a UDP_GRO socket, merged, complete and in order" \
+		eval 'PF_SINK_GRO=1 run 64 50 && grep -q "merged [1-9]" /tmp/sink.out'
+	ktap_check "LRO: 1860 frames of 1400 bytes to a UDP_GRO socket, merged, complete and in order" \
+		eval 'PF_SINK_GRO=1 run 1400 20 && grep -q "merged [1-9]" /tmp/sink.out'
+	ktap_check "LRO: 1860 frames of 64 bytes to a plain socket, split again, complete and in order" \
+		run 64 20
+	echo "# lro_skbs $(qs lro_skbs) lro_frames $(qs lro_frames) packets $(($(qs packets) - packets))"
+	merged_counted() {
+		[ "$(($(qs packets) - packets))" -eq 8370 ] && [ "$(qs lro_skbs)" -gt 0 ] &&
+			[ "$(qs lro_frames)" -ge $((2 * $(qs lro_skbs))) ] &&
+			[ "$(qs lro_frames)" -le 8370 ] && [ "$(qs bad_completions)" -eq 0 ]
+	}
+	ktap_check "LRO: every frame counted once, merged skbs hold two or more" merged_counted
+	sysctl -qw net.ipv4.ip_forward=1
+	ktap_check "LRO: the kernel turned it off when the host began forwarding" \
+		eval 'ethtool -k "$dev" | grep -q "^large-receive-offload: off"'
+	sysctl -qw net.ipv4.ip_forward=0
+fi
 ip link set "$dev" down
 ktap_check "ip link set down: no group joined" [ "$(es groups_joined)" -eq 0 ]
 rmmod pagefill

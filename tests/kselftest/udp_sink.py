@@ -8,20 +8,45 @@ received N streams S out_of_order O missing M duplicates D
 and exits 0 if every stream arrived complete and in order. With IDLE, for
 traffic that may lose frames: it stops once IDLE seconds pass without a
 frame, and exits 0 if no frame came twice (the caller counts the rest).
+With PF_SINK_GRO=1 in the environment the socket takes merged datagrams
+whole (UDP_GRO) and splits them by the segment size the kernel reports;
+the line then ends with "merged M" (datagrams that came merged).
 """
+import os
 import socket
 import struct
 import sys
 import time
 
+SOL_UDP = 17
+UDP_GRO = 104
+
 port, expected, timeout = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 idle = float(sys.argv[4]) if len(sys.argv) > 4 else None
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+gro = os.environ.get("PF_SINK_GRO") == "1"
+if gro:
+    s.setsockopt(SOL_UDP, UDP_GRO, 1)
 s.bind(("0.0.0.0", port))
 open("/tmp/udp_sink.ready", "w").close()
 nxt = {}
-received = out_of_order = duplicates = 0
+received = out_of_order = duplicates = merged = 0
+
+
+def segments():
+    """The datagrams of one receive: one, or a merged one split up."""
+    global merged
+    data, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(4))
+    size = len(data)
+    for level, kind, value in anc:
+        if level == SOL_UDP and kind == UDP_GRO:
+            size = struct.unpack("=i", value[:4])[0]
+    if size < len(data):
+        merged += 1
+    return [data[i:i + size] for i in range(0, len(data), size)] if size > 0 else [data]
+
+
 deadline = time.monotonic() + timeout
 while received < expected:
     left = deadline - time.monotonic()
@@ -31,22 +56,23 @@ while received < expected:
         left = min(left, idle)
     s.settimeout(left)
     try:
-        data = s.recv(65536)
+        datagrams = segments()
     except socket.timeout:
         break
-    if len(data) < 16 or data[:4] != b"PFGN":
-        continue
-    group, node, seq = struct.unpack_from("<HB", data, 4) + struct.unpack_from("<Q", data, 8)
-    want = nxt.get((group, node), 0)
-    if seq < want:
-        duplicates += 1
-    elif seq > want:
-        out_of_order += 1
-    nxt[(group, node)] = max(want, seq + 1)
-    received += 1
+    for data in datagrams:
+        if len(data) < 16 or data[:4] != b"PFGN":
+            continue
+        group, node, seq = struct.unpack_from("<HB", data, 4) + struct.unpack_from("<Q", data, 8)
+        want = nxt.get((group, node), 0)
+        if seq < want:
+            duplicates += 1
+        elif seq > want:
+            out_of_order += 1
+        nxt[(group, node)] = max(want, seq + 1)
+        received += 1
 missing = sum(nxt.values()) - (received - duplicates)
 print(f"received {received} streams {len(nxt)} out_of_order {out_of_order} "
-      f"missing {missing} duplicates {duplicates}")
+      f"missing {missing} duplicates {duplicates}" + (f" merged {merged}" if gro else ""))
 if idle is not None:
     ok = duplicates == 0
 else:

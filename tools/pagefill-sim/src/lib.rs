@@ -11,6 +11,7 @@
 //! - [`nic`]: registers, configuration, control;
 //! - [`rx`]: the receive engine over the group/node pointer table;
 //! - [`tx`]: the transmit engine;
+//! - [`csum`]: the Internet checksum, inserted and checked;
 //! - [`dma`]: host memory as the device may reach it;
 //! - [`fabric`]: messages between NICs and their transport;
 //! - [`generator`]: virtual remote nodes sending numbered streams;
@@ -18,6 +19,7 @@
 //! - [`server`], [`vfio`]: running it behind QEMU.
 
 pub mod config_space;
+pub mod csum;
 pub mod dma;
 pub mod fabric;
 pub mod faults;

@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use pagefill_abi::{self as abi, record, rx_cqe, rx_flags, rx_kind};
+use pagefill_abi::{self as abi, record, record_flags, rx_cqe, rx_flags, rx_kind};
 
 use crate::fabric;
 use crate::nic::{Counters, FabricPort, Nic};
@@ -370,6 +370,12 @@ impl Nic {
         s.staging.resize(off + record::size(frame.len()), 0);
         let hdr = &mut s.staging[off..off + record::HEADER_SIZE];
         hdr[record::LEN..record::LEN + 2].copy_from_slice(&(frame.len() as u16).to_le_bytes());
+        let flags = if crate::csum::l4_checksum_ok(frame) {
+            record_flags::L4_CSUM_OK
+        } else {
+            0
+        };
+        hdr[record::FLAGS..record::FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
         hdr[record::SEQ..record::SEQ + 4].copy_from_slice(&seq.to_le_bytes());
         let data = off + record::HEADER_SIZE;
         s.staging[data..data + frame.len()].copy_from_slice(frame);

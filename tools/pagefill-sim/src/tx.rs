@@ -59,27 +59,7 @@ struct Desc {
     csum_start: u16,
 }
 
-/// Stores at `start + offset` the complement of the Internet checksum of
-/// `frame[start..]` (0xffff in place of 0); false if the field is not
-/// inside the frame.
-pub fn insert_checksum(frame: &mut [u8], start: usize, offset: usize) -> bool {
-    let field = start + offset;
-    if start >= frame.len() || field + 2 > frame.len() {
-        return false;
-    }
-    let mut sum: u32 = 0;
-    for pair in frame[start..].chunks(2) {
-        let word = u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]);
-        sum += u32::from(word);
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    let folded = !(sum as u16);
-    let value = if folded == 0 { 0xffff } else { folded };
-    frame[field..field + 2].copy_from_slice(&value.to_be_bytes());
-    true
-}
+pub use crate::csum::insert_checksum;
 
 impl Nic {
     fn read_desc(&mut self, q: usize, idx: u32) -> Option<Desc> {

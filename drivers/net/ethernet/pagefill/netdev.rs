@@ -655,6 +655,8 @@ impl Operations for PagefillNetdev {
             packets: rx.packets,
             bytes: rx.bytes,
             alloc_fail: rx.alloc_failed,
+            csum_unnecessary: rx.csum_unnecessary,
+            csum_none: rx.csum_none,
         }
     }
 
@@ -712,6 +714,10 @@ impl EthtoolOps for PagefillNetdev {
         ("rx", "frags"),
         ("rx", "buffers_allocated"),
         ("rx", "buffers_recycled"),
+        ("rx", "csum_unnecessary"),
+        ("rx", "csum_none"),
+        ("rx", "lro_skbs"),
+        ("rx", "lro_frames"),
         ("tx", "packets"),
         ("tx", "bytes"),
         ("tx", "dropped"),
@@ -763,6 +769,10 @@ impl EthtoolOps for PagefillNetdev {
                 rx.frags,
                 rx.buf_alloc,
                 rx.buf_recycled,
+                rx.csum_unnecessary,
+                rx.csum_none,
+                rx.lro_skbs,
+                rx.lro_frames,
                 tx.packets,
                 tx.bytes,
                 tx.dropped,

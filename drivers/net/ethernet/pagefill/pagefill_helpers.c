@@ -9,6 +9,7 @@
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
+#include <linux/udp.h>
 #include <linux/workqueue.h>
 #include <net/page_pool/helpers.h>
 #include <pagefill/helpers.h>
@@ -101,11 +102,19 @@ void pagefill_dev_kfree_skb_any(struct sk_buff *skb)
  * Fields of struct net_device sit in anonymous cacheline groups that bindgen
  * renders as nested anonymous members; set and read them here by name.
  */
+static netdev_features_t pagefill_netdev_bits(u32 features)
+{
+	return (features & PAGEFILL_F_SG ? NETIF_F_SG : 0) |
+	       (features & PAGEFILL_F_HW_CSUM ? NETIF_F_HW_CSUM : 0) |
+	       (features & PAGEFILL_F_RXCSUM ? NETIF_F_RXCSUM : 0) |
+	       (features & PAGEFILL_F_LRO ? NETIF_F_LRO : 0);
+}
+
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
 			   const struct ethtool_ops *eops,
 			   const struct netdev_stat_ops *sops, u32 features,
-			   const u8 *mac,
+			   u32 features_off, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu)
 {
@@ -115,11 +124,8 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 		dev->ethtool_ops = eops;
 	if (sops)
 		dev->stat_ops = sops;
-	if (features & PAGEFILL_F_SG)
-		dev->hw_features |= NETIF_F_SG;
-	if (features & PAGEFILL_F_HW_CSUM)
-		dev->hw_features |= NETIF_F_HW_CSUM;
-	dev->features |= dev->hw_features;
+	dev->hw_features |= pagefill_netdev_bits(features | features_off);
+	dev->features |= pagefill_netdev_bits(features);
 	eth_hw_addr_set(dev, mac);
 	dev->mtu = mtu;
 	dev->min_mtu = min_mtu;
@@ -211,6 +217,33 @@ int pagefill_skb_tailroom(const struct sk_buff *skb)
 void pagefill_skb_eth_type_trans(struct sk_buff *skb, struct net_device *dev)
 {
 	skb->protocol = eth_type_trans(skb, dev);
+}
+
+void pagefill_skb_csum_unnecessary(struct sk_buff *skb)
+{
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+}
+
+u32 pagefill_netdev_features(const struct net_device *dev)
+{
+	netdev_features_t f = READ_ONCE(dev->features);
+
+	return (f & NETIF_F_SG ? PAGEFILL_F_SG : 0) |
+	       (f & NETIF_F_HW_CSUM ? PAGEFILL_F_HW_CSUM : 0) |
+	       (f & NETIF_F_RXCSUM ? PAGEFILL_F_RXCSUM : 0) |
+	       (f & NETIF_F_LRO ? PAGEFILL_F_LRO : 0);
+}
+
+int pagefill_skb_udp_gso(struct sk_buff *skb, u16 udp_offset, u16 gso_size,
+			 u16 segs)
+{
+	if (!skb_partial_csum_set(skb, udp_offset,
+				  offsetof(struct udphdr, check)))
+		return -EINVAL;
+	skb_shinfo(skb)->gso_size = gso_size;
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+	skb_shinfo(skb)->gso_segs = segs;
+	return 0;
 }
 
 void pagefill_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb)

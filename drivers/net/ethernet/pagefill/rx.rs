@@ -26,11 +26,12 @@
 
 use kernel::prelude::*;
 
-use crate::abi::{self, record, rx_flags, rx_kind};
+use crate::abi::{self, record, record_flags, rx_flags, rx_kind};
+use crate::lro;
 use crate::net::napi::Napi;
-use crate::net::netdev::{Device, Operations};
+use crate::net::netdev::{Device, Features, Operations};
 use crate::net::page_pool::{PagePool, PoolPage};
-use crate::net::skb::SkBuff;
+use crate::net::skb::{SkBuff, MAX_FRAGS};
 use crate::rings::{RawCqe, Rings, MAX_JOINED};
 
 /// Frames up to this size are copied; larger ones become fragments.
@@ -42,6 +43,9 @@ pub(crate) const COPYBREAK: usize = 256;
 const STUCK_STARVATIONS: u16 = 64;
 /// Most bytes of headers copied into the linear part of a fragment skb.
 const MAX_HEADER: usize = 256;
+/// Most bytes of a merged skb whose datagrams are copied (LRO): what
+/// `napi_alloc_skb()` serves from its page fragments rather than kmalloc.
+const MERGE_LINEAR_MAX: usize = 3072;
 
 /// One source node's buffers in a joined group.
 #[derive(Default)]
@@ -108,6 +112,15 @@ pub(crate) struct RxStats {
     /// Buffers handed back to the pool after their frames were split (they
     /// recycle once the last skb holding a piece of them is freed).
     pub(crate) buf_recycled: u64,
+    /// Frames whose checksum the device checked, handed up as such.
+    pub(crate) csum_unnecessary: u64,
+    /// Frames handed up for the stack to check: the device did not vouch
+    /// for them, or receive checksumming is off.
+    pub(crate) csum_none: u64,
+    /// Merged skbs handed up (LRO), and the frames they hold (counted in
+    /// `packets`, in neither checksum count: they go up `CHECKSUM_PARTIAL`).
+    pub(crate) lro_skbs: u64,
+    pub(crate) lro_frames: u64,
 }
 
 impl RxStats {
@@ -125,6 +138,10 @@ impl RxStats {
         self.frags += o.frags;
         self.buf_alloc += o.buf_alloc;
         self.buf_recycled += o.buf_recycled;
+        self.csum_unnecessary += o.csum_unnecessary;
+        self.csum_none += o.csum_none;
+        self.lro_skbs += o.lro_skbs;
+        self.lro_frames += o.lro_frames;
     }
 }
 
@@ -158,6 +175,46 @@ fn counts_new_take(slot: &Slot, cqe: &RawCqe) -> bool {
     (cqe.taken.wrapping_sub(slot.taken) as i32) > 0
 }
 
+/// A record of a written buffer, its header and frame inside the buffer
+/// and the frame at least an Ethernet header long.
+struct Record {
+    /// Offset of the frame (after the record header).
+    start: usize,
+    /// Length of the frame.
+    len: usize,
+    /// [`record_flags`].
+    flags: u16,
+}
+
+impl Record {
+    /// The record at `off` in the written bytes `data`, if it is whole.
+    fn at(data: &[u8], off: usize) -> Option<Self> {
+        let hdr = data.get(off..off + record::HEADER_SIZE)?;
+        let le16 = |at: usize| u16::from_le_bytes([hdr[at], hdr[at + 1]]);
+        let rec = Self {
+            start: off + record::HEADER_SIZE,
+            len: usize::from(le16(record::LEN)),
+            flags: le16(record::FLAGS),
+        };
+        (rec.len >= abi::MIN_FRAME_LEN && rec.start + rec.len <= data.len()).then_some(rec)
+    }
+
+    /// The frame, from the bytes `data` it was found in.
+    fn frame<'a>(&self, data: &'a [u8]) -> &'a [u8] {
+        data.get(self.start..self.start + self.len).unwrap_or(&[])
+    }
+
+    /// Offset of the next record.
+    fn next(&self) -> usize {
+        self.start - record::HEADER_SIZE + record::size(self.len)
+    }
+
+    /// The device checked the frame's checksum and found it right.
+    fn csum_ok(&self) -> bool {
+        self.flags & record_flags::L4_CSUM_OK != 0
+    }
+}
+
 /// What the receive path owns while the interface is up.
 pub(crate) struct RxState {
     pool: Option<PagePool>,
@@ -187,6 +244,10 @@ pub(crate) struct RxState {
     /// A completion failed validation in this poll: it may have been a
     /// stream's starvation report, which the device does not repeat.
     report_lost: bool,
+    /// Receive checksumming is on (`ethtool -K rx`), as of this poll.
+    rx_csum: bool,
+    /// Large receive offload is on (`ethtool -K lro`), as of this poll.
+    lro: bool,
     pub(crate) stats: RxStats,
 }
 
@@ -206,6 +267,8 @@ impl RxState {
             own_node: 0,
             head: 0,
             report_lost: false,
+            rx_csum: false,
+            lro: false,
             broken: None,
             alloc_failed: false,
             stats: RxStats::default(),
@@ -416,6 +479,9 @@ impl RxState {
         let Ok(qr) = rings.queue(usize::from(self.queue)) else {
             return 0;
         };
+        let features = dev.features();
+        self.rx_csum = features.contains(Features::RXCSUM);
+        self.lro = features.contains(Features::LRO);
         let mut work = 0;
         while work < budget {
             match qr.cq_ready(self.head) {
@@ -674,40 +740,156 @@ impl RxState {
         let mut off = 0;
         let mut frames = 0u16;
         while off + record::HEADER_SIZE <= data.len() {
-            let len = usize::from(u16::from_le_bytes([
-                data[off + record::LEN],
-                data[off + record::LEN + 1],
-            ]));
-            let start = off + record::HEADER_SIZE;
-            let Some(frame) = data.get(start..start + len) else {
+            let Some(rec) = Record::at(data, off) else {
                 self.stats.bad += 1;
                 break;
             };
-            if len < abi::MIN_FRAME_LEN {
-                self.stats.bad += 1;
-                break;
+            // The device vouches for the checksum; the frame's bytes are
+            // checked as any other (length here, headers by the stack).
+            let csum_ok = self.rx_csum && rec.csum_ok();
+            if self.lro && csum_ok {
+                if let Some((n, next)) = self.merge_run(dev, napi, buf, data, &rec) {
+                    frames = frames.saturating_add(n);
+                    off = next;
+                    continue;
+                }
             }
             frames += 1;
-            let skb = if len <= COPYBREAK {
+            let frame = rec.frame(data);
+            let skb = if rec.len <= COPYBREAK {
                 self.copy_frame(napi, frame)
             } else {
-                self.frag_frame(dev, napi, buf, start, frame)
+                self.frag_frame(dev, napi, buf, rec.start, frame)
             };
             match skb {
                 Some(mut skb) => {
+                    if csum_ok {
+                        skb.set_csum_unnecessary();
+                        self.stats.csum_unnecessary += 1;
+                    } else {
+                        self.stats.csum_none += 1;
+                    }
                     skb.eth_type_trans(dev);
                     napi.gro_receive(skb);
                     self.stats.packets += 1;
-                    self.stats.bytes += len as u64;
+                    self.stats.bytes += rec.len as u64;
                 }
                 None => self.stats.dropped += 1,
             }
-            off += record::size(len);
+            off = rec.next();
         }
         if frames != cqe.frames || off != bytes {
             self.stats.bad += 1;
         }
         i32::from(frames)
+    }
+
+    /// With LRO on: the run of one flow's datagrams from `first` on that
+    /// can go up as one skb (see [`lro`]), handed up; returns how many
+    /// records it took and where the next starts. `None` if fewer than two
+    /// make a run: the caller hands `first` up alone.
+    fn merge_run<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        napi: &Napi,
+        buf: &PoolPage,
+        data: &[u8],
+        first: &Record,
+    ) -> Option<(u16, usize)> {
+        let head = first.frame(data);
+        let seg = lro::udp4_payload(head)?;
+        // Short datagrams are copied whole into the linear part; longer
+        // ones leave their payload in the buffer, a fragment each.
+        let copy = first.len <= COPYBREAK;
+        let most = if copy {
+            (MERGE_LINEAR_MAX - lro::HEADERS) / seg
+        } else {
+            MAX_FRAGS
+        }
+        .min(lro::MAX_SEGS);
+        let (mut n, mut payload, mut next) = (1, seg, first.next());
+        while n < most {
+            let Some(rec) = Record::at(data, next) else {
+                break;
+            };
+            let frame = rec.frame(data);
+            let Some(p) = lro::udp4_payload(frame) else {
+                break;
+            };
+            if !rec.csum_ok()
+                || p > seg
+                || payload + p > lro::MAX_PAYLOAD
+                || !lro::same_flow(head, frame)
+            {
+                break;
+            }
+            n += 1;
+            payload += p;
+            next = rec.next();
+            // A shorter datagram ends a run, as in the stack's GRO.
+            if p < seg {
+                break;
+            }
+        }
+        if n < 2 {
+            return None;
+        }
+        let mut hdr = [0u8; lro::HEADERS];
+        hdr.copy_from_slice(head.get(..lro::HEADERS)?);
+        if !lro::merge_headers(&mut hdr, payload) {
+            return None;
+        }
+        let merged = self.build_merged(napi, buf, data, first, n, &hdr, copy, payload);
+        let gso = merged.and_then(|mut skb| {
+            skb.set_udp_gso(lro::UDP_OFFSET as u16, seg as u16, n as u16)
+                .ok()?;
+            Some(skb)
+        });
+        match gso {
+            Some(mut skb) => {
+                skb.eth_type_trans(dev);
+                napi.gro_receive(skb);
+                self.stats.packets += n as u64;
+                self.stats.bytes += (n * lro::HEADERS + payload) as u64;
+                self.stats.lro_skbs += 1;
+                self.stats.lro_frames += n as u64;
+            }
+            None => self.stats.dropped += n as u64,
+        }
+        Some((n as u16, next))
+    }
+
+    /// The merged skb of the `n` records from `first`: the rewritten
+    /// headers `hdr`, then the `payload` bytes of the datagrams, copied or
+    /// as fragments of `buf`.
+    #[allow(clippy::too_many_arguments)]
+    fn build_merged(
+        &mut self,
+        napi: &Napi,
+        buf: &PoolPage,
+        data: &[u8],
+        first: &Record,
+        n: usize,
+        hdr: &[u8; lro::HEADERS],
+        copy: bool,
+        payload: usize,
+    ) -> Option<SkBuff> {
+        let linear = lro::HEADERS + if copy { payload } else { 0 };
+        let mut skb = napi.alloc_skb(linear as u32)?;
+        skb.put_data(hdr).ok()?;
+        let mut at = first.start - record::HEADER_SIZE;
+        for _ in 0..n {
+            let rec = Record::at(data, at)?;
+            let range = rec.start + lro::HEADERS..rec.start + rec.len;
+            if copy {
+                skb.put_data(data.get(range)?).ok()?;
+            } else {
+                skb.add_pool_frag(buf, range, record::size(rec.len) as u32)
+                    .ok()?;
+            }
+            at = rec.next();
+        }
+        Some(skb)
     }
 
     /// A short frame, copied whole into a small skb.

@@ -131,6 +131,11 @@ pub struct QueueStatsRx {
     pub bytes: u64,
     /// Times a buffer could not be allocated.
     pub alloc_fail: u64,
+    /// Frames handed up with their checksum checked by the device
+    /// (`CHECKSUM_UNNECESSARY`).
+    pub csum_unnecessary: u64,
+    /// Frames handed up unchecked (`CHECKSUM_NONE`): the stack checks.
+    pub csum_none: u64,
 }
 
 /// Counters of one transmit queue since the device was registered.
@@ -158,6 +163,8 @@ impl<T: Operations> StatOpsTable<T> {
         stats.packets = q.packets;
         stats.bytes = q.bytes;
         stats.alloc_fail = q.alloc_fail;
+        stats.csum_unnecessary = q.csum_unnecessary;
+        stats.csum_none = q.csum_none;
     }
 
     /// # Safety
@@ -191,6 +198,8 @@ impl<T: Operations> StatOpsTable<T> {
         rx.packets = 0;
         rx.bytes = 0;
         rx.alloc_fail = 0;
+        rx.csum_unnecessary = 0;
+        rx.csum_none = 0;
         tx.packets = 0;
         tx.bytes = 0;
     }
@@ -364,6 +373,13 @@ impl<T: Operations> Device<T> {
         // at most `len` bytes of `frame`.
         let hlen = unsafe { ffi::eth_get_headlen(self.as_raw(), frame.as_ptr().cast(), len) };
         (hlen as usize).min(frame.len())
+    }
+
+    /// The offloads turned on now (of those the device offers).
+    pub fn features(&self) -> Features {
+        // SAFETY: the device is valid (type invariant); the helper reads the
+        // features once, as they may change under RTNL meanwhile.
+        Features(unsafe { ffi::pagefill_netdev_features(self.as_raw()) })
     }
 
     /// The current MTU.
@@ -548,8 +564,11 @@ pub struct Config {
     pub min_mtu: u32,
     /// Largest MTU the device accepts.
     pub max_mtu: u32,
-    /// Offloads the device offers (on at registration).
+    /// Offloads the device offers, on at registration (the user may turn
+    /// each off with `ethtool -K`).
     pub features: Features,
+    /// Offloads the device offers, off until the user turns them on.
+    pub features_off: Features,
 }
 
 /// Offloads a device offers, as `NETIF_F_*` flags.
@@ -563,10 +582,20 @@ impl Features {
     pub const SG: Self = Self(ffi::pagefill_features_PAGEFILL_F_SG);
     /// The device inserts the checksum the stack leaves partial.
     pub const HW_CSUM: Self = Self(ffi::pagefill_features_PAGEFILL_F_HW_CSUM);
+    /// The device checks receive checksums (`ethtool -K rx`).
+    pub const RXCSUM: Self = Self(ffi::pagefill_features_PAGEFILL_F_RXCSUM);
+    /// Large receive offload: received frames of a flow may go up merged
+    /// (`ethtool -K lro`); the core turns it off when the host forwards.
+    pub const LRO: Self = Self(ffi::pagefill_features_PAGEFILL_F_LRO);
 
     /// Both sets.
     pub const fn with(self, o: Self) -> Self {
         Self(self.0 | o.0)
+    }
+
+    /// Whether every feature of `o` is in this set.
+    pub const fn contains(self, o: Self) -> bool {
+        self.0 & o.0 == o.0
     }
 }
 
@@ -648,6 +677,7 @@ impl<T: Operations> Registration<T> {
                     core::ptr::null()
                 },
                 cfg.features.0,
+                cfg.features_off.0,
                 cfg.mac.as_ptr(),
                 cfg.mtu,
                 cfg.min_mtu,

@@ -75,6 +75,25 @@ impl SkBuff {
         unsafe { ffi::pagefill_skb_eth_type_trans(self.as_raw(), dev.as_raw()) }
     }
 
+    /// Marks the frame's checksum as checked by the device, so the stack
+    /// does not check it again (`CHECKSUM_UNNECESSARY`).
+    pub fn set_csum_unnecessary(&mut self) {
+        // SAFETY: the skb is ours (type invariant).
+        unsafe { ffi::pagefill_skb_csum_unnecessary(self.as_raw()) }
+    }
+
+    /// Makes the frame, a UDP datagram whose header starts `udp_offset`
+    /// bytes into it, one that stands for `segs` datagrams of `gso_size`
+    /// payload bytes each (the last may be shorter): the stack hands it
+    /// whole to a socket that takes such (`UDP_GRO`) and splits it for any
+    /// other. Its UDP checksum field must hold the pseudo-header sum of the
+    /// merged datagram; the payload counts as checked (`CHECKSUM_PARTIAL`).
+    pub fn set_udp_gso(&mut self, udp_offset: u16, gso_size: u16, segs: u16) -> Result {
+        // SAFETY: the skb is ours (type invariant); the helper checks that
+        // the checksum field lies in the linear part.
+        to_result(unsafe { ffi::pagefill_skb_udp_gso(self.as_raw(), udp_offset, gso_size, segs) })
+    }
+
     /// Whether the frame is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -208,6 +227,9 @@ impl SkBuff {
         unsafe { (*self.as_raw()).data_len }
     }
 }
+
+/// Most page fragments an skb holds.
+pub const MAX_FRAGS: usize = kernel::bindings::MAX_SKB_FRAGS as usize;
 
 /// Most parts (the linear part and fragments) a frame is mapped in.
 pub const TX_MAX_PARTS: usize = 5;
