@@ -10,7 +10,8 @@
 #   idle run R received 0 ... window_ns T span_ns 0 insns I kinsns K
 #   cost|multi nic N size S [nstreams 31] run R received F ... insns I
 #       kinsns K overflow D gen ...     (N: pf, vn; pfpage for one-page
-#       buffers; pfgro, vngro for a UDP_GRO socket)
+#       buffers; pfgro, vngro for a UDP_GRO socket; pflro, pflroplain for
+#       pagefill with LRO on and a UDP_GRO or a plain socket)
 #   rate nic N size S offered O run R received F ... gen ...
 #   mem label L streams S groups G ... inflight P inflight_mem B
 #   lat nic N usecs U eot E run R rtt_us min ... p50 ... n N lost L
@@ -18,7 +19,7 @@
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
-# gro, multi, rate, mem, coal, prof).
+# gro, lro, multi, rate, mem, coal, prof).
 set -e
 ko=$1
 bin=$2
@@ -161,13 +162,28 @@ fi
 # merges a flow's frames before IP and UDP see them.
 if echo "$what" | grep -qw gro; then
 	for nic in pf vn; do sink -g 2000 "$(gen_req "$nic" 64 2000 0)" >/dev/null; done
-	for size in 64 1500; do
+	for size in $sizes; do
 		for r in $(seq "$runs"); do
 			for nic in pf vn; do
 				echo "cost nic ${nic}gro size $size run $r $(sink -g "$count" "$(gen_req "$nic" "$size" "$count" 0)")"
 			done
 		done
 	done
+fi
+
+# lro: pagefill with LRO on (ethtool -K lro): a buffer's run of the
+# stream's datagrams goes up as one skb, whole to a UDP_GRO socket
+# ("pflro") and split again by the stack for a plain one ("pflroplain").
+if echo "$what" | grep -qw lro; then
+	ethtool -K "$pf" lro on
+	sink -g 2000 "$(gen_req pf 64 2000 0)" >/dev/null
+	for size in $sizes; do
+		for r in $(seq "$runs"); do
+			echo "cost nic pflro size $size run $r $(sink -g "$count" "$(gen_req pf "$size" "$count" 0)")"
+			echo "cost nic pflroplain size $size run $r $(sink "$count" "$(gen_req pf "$size" "$count" 0)")"
+		done
+	done
+	ethtool -K "$pf" lro off
 fi
 
 # multi: the cost with 31 streams (nodes 1-31 of group 0) instead of one:

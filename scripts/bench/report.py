@@ -24,10 +24,14 @@ import statistics
 import sys
 
 NICS = {"pf": "pagefill", "vn": "virtio-net", "pfpage": "pagefill, one-page buffers",
-        "pfgro": "pagefill, UDP_GRO socket", "vngro": "virtio-net, UDP_GRO socket"}
+        "pfgro": "pagefill, UDP_GRO socket", "vngro": "virtio-net, UDP_GRO socket",
+        "pflro": "pagefill LRO, UDP_GRO socket", "pflroplain": "pagefill LRO, plain socket"}
 # The ratios the cost tables give: (numerator, denominator, heading).
 RATIOS = [("pf", "vn", "pagefill/virtio-net"), ("pfpage", "vn", "one page/virtio-net"),
-          ("pfgro", "vngro", "pagefill/virtio-net")]
+          ("pfgro", "vngro", "pagefill/virtio-net"),
+          ("pflro", "vngro", "LRO/virtio-net, both UDP_GRO"),
+          ("pflro", "vn", "LRO + UDP_GRO/virtio-net plain"),
+          ("pflroplain", "vn", "LRO plain/virtio-net plain")]
 
 
 def parse(path):
@@ -214,9 +218,18 @@ def report(d):
         p("The sink asks for `UDP_GRO`: the stack merges a flow's frames into one buffer before "
           "IP and UDP see them, and the sink splits it by the segment size.\n")
         cost_table(gro, ("pfgro", "vngro"), tot_rate, ker_rate)
+    lro = [x for k, x in rows if k == "cost"
+           and x["nic"] in ("pflro", "pflroplain", "vngro", "vn")]
+    if any(x["nic"] == "pflro" for x in lro):
+        p("## 1b. pagefill with LRO (`ethtool -K lro on`)\n")
+        p("The driver hands a buffer's run of the stream's datagrams up as one `SKB_GSO_UDP_L4` "
+          "skb: a `UDP_GRO` socket takes it whole (the sink splits it by the segment size), "
+          "for a plain socket the stack splits it again. virtio-net as above, with either "
+          "socket.\n")
+        cost_table(lro, ("pflro", "pflroplain", "vngro", "vn"), tot_rate, ker_rate)
     multi = [x for k, x in rows if k == "multi"]
     if multi:
-        p("## 1b. With 31 streams (nodes 1-31 of group 0, unpaced)\n")
+        p("## 1c. With 31 streams (nodes 1-31 of group 0, unpaced)\n")
         p("| size | pagefill | range | lost | virtio-net | range | lost | pagefill/virtio-net |")
         p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for s in sorted({x["size"] for x in multi}):
