@@ -29,7 +29,8 @@ enum pagefill_features {
 	PAGEFILL_F_SG = 1 << 0,
 	PAGEFILL_F_HW_CSUM = 1 << 1,
 	PAGEFILL_F_RXCSUM = 1 << 2,
-	PAGEFILL_F_LRO = 1 << 3,
+	/* Read only (pagefill_netdev_features()): the stack's, not offered. */
+	PAGEFILL_F_GRO_FRAGLIST = 1 << 3,
 };
 
 /*
@@ -54,7 +55,7 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
 			   const struct ethtool_ops *eops,
 			   const struct netdev_stat_ops *sops, u32 features,
-			   u32 features_off, const u8 *mac,
+			   const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
@@ -86,6 +87,8 @@ int pagefill_skb_udp_gso(struct sk_buff *skb, u16 udp_offset, u16 gso_size,
 			 u16 segs);
 /* The pagefill_features of @dev's active features (dev->features). */
 u32 pagefill_netdev_features(const struct net_device *dev);
+/* Whether an XDP program (generic XDP) is attached to @dev. */
+bool pagefill_netdev_has_xdp(const struct net_device *dev);
 void pagefill_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
 int pagefill_skb_linearize(struct sk_buff *skb);
 int pagefill_tx_map(struct net_device *dev, struct sk_buff *skb,

@@ -10,8 +10,8 @@
 #   idle run R received 0 ... window_ns T span_ns 0 insns I kinsns K
 #   cost|multi nic N size S [nstreams 31] run R received F ... insns I
 #       kinsns K overflow D gen ...     (N: pf, vn; pfpage for one-page
-#       buffers; pfgro, vngro for a UDP_GRO socket; pflro, pflroplain for
-#       pagefill with LRO on and a UDP_GRO or a plain socket)
+#       buffers; pfgro, vngro for a UDP_GRO socket; pfmerge, pfmergeplain
+#       for pagefill with rx-udp-merge and a UDP_GRO or a plain socket)
 #   rate nic N size S offered O run R received F ... gen ...
 #   mem label L streams S groups G ... inflight P inflight_mem B
 #   lat nic N usecs U eot E run R rtt_us min ... p50 ... n N lost L
@@ -19,7 +19,7 @@
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
-# gro, lro, multi, rate, mem, coal, prof).
+# gro, merge, multi, rate, mem, coal, prof).
 set -e
 ko=$1
 bin=$2
@@ -171,19 +171,20 @@ if echo "$what" | grep -qw gro; then
 	done
 fi
 
-# lro: pagefill with LRO on (ethtool -K lro): a buffer's run of the
-# stream's datagrams goes up as one skb, whole to a UDP_GRO socket
-# ("pflro") and split again by the stack for a plain one ("pflroplain").
-if echo "$what" | grep -qw lro; then
-	ethtool -K "$pf" lro on
+# merge: pagefill with the private flag rx-udp-merge: a buffer's run of
+# the stream's datagrams goes up as one skb, whole to a UDP_GRO socket
+# ("pfmerge") and split again by the stack for a plain one
+# ("pfmergeplain").
+if echo "$what" | grep -qw merge; then
+	ethtool --set-priv-flags "$pf" rx-udp-merge on
 	sink -g 2000 "$(gen_req pf 64 2000 0)" >/dev/null
 	for size in $sizes; do
 		for r in $(seq "$runs"); do
-			echo "cost nic pflro size $size run $r $(sink -g "$count" "$(gen_req pf "$size" "$count" 0)")"
-			echo "cost nic pflroplain size $size run $r $(sink "$count" "$(gen_req pf "$size" "$count" 0)")"
+			echo "cost nic pfmerge size $size run $r $(sink -g "$count" "$(gen_req pf "$size" "$count" 0)")"
+			echo "cost nic pfmergeplain size $size run $r $(sink "$count" "$(gen_req pf "$size" "$count" 0)")"
 		done
 	done
-	ethtool -K "$pf" lro off
+	ethtool --set-priv-flags "$pf" rx-udp-merge off
 fi
 
 # multi: the cost with 31 streams (nodes 1-31 of group 0) instead of one:

@@ -25,13 +25,14 @@ import sys
 
 NICS = {"pf": "pagefill", "vn": "virtio-net", "pfpage": "pagefill, one-page buffers",
         "pfgro": "pagefill, UDP_GRO socket", "vngro": "virtio-net, UDP_GRO socket",
-        "pflro": "pagefill LRO, UDP_GRO socket", "pflroplain": "pagefill LRO, plain socket"}
+        "pfmerge": "pagefill merging, UDP_GRO socket",
+        "pfmergeplain": "pagefill merging, plain socket"}
 # The ratios the cost tables give: (numerator, denominator, heading).
 RATIOS = [("pf", "vn", "pagefill/virtio-net"), ("pfpage", "vn", "one page/virtio-net"),
           ("pfgro", "vngro", "pagefill/virtio-net"),
-          ("pflro", "vngro", "LRO/virtio-net, both UDP_GRO"),
-          ("pflro", "vn", "LRO + UDP_GRO/virtio-net plain"),
-          ("pflroplain", "vn", "LRO plain/virtio-net plain")]
+          ("pfmerge", "vngro", "merging/virtio-net, both UDP_GRO"),
+          ("pfmerge", "vn", "merging, UDP_GRO/virtio-net, plain"),
+          ("pfmergeplain", "vn", "merging, plain/virtio-net, plain")]
 
 
 def parse(path):
@@ -218,15 +219,15 @@ def report(d):
         p("The sink asks for `UDP_GRO`: the stack merges a flow's frames into one buffer before "
           "IP and UDP see them, and the sink splits it by the segment size.\n")
         cost_table(gro, ("pfgro", "vngro"), tot_rate, ker_rate)
-    lro = [x for k, x in rows if k == "cost"
-           and x["nic"] in ("pflro", "pflroplain", "vngro", "vn")]
-    if any(x["nic"] == "pflro" for x in lro):
-        p("## 1b. pagefill with LRO (`ethtool -K lro on`)\n")
+    merge = [x for k, x in rows if k == "cost"
+             and x["nic"] in ("pfmerge", "pfmergeplain", "vngro", "vn")]
+    if any(x["nic"] == "pfmerge" for x in merge):
+        p("## 1b. pagefill merging (`ethtool --set-priv-flags DEV rx-udp-merge on`)\n")
         p("The driver hands a buffer's run of the stream's datagrams up as one `SKB_GSO_UDP_L4` "
           "skb: a `UDP_GRO` socket takes it whole (the sink splits it by the segment size), "
           "for a plain socket the stack splits it again. virtio-net as above, with either "
           "socket.\n")
-        cost_table(lro, ("pflro", "pflroplain", "vngro", "vn"), tot_rate, ker_rate)
+        cost_table(merge, ("pfmerge", "pfmergeplain", "vngro", "vn"), tot_rate, ker_rate)
     multi = [x for k, x in rows if k == "multi"]
     if multi:
         p("## 1c. With 31 streams (nodes 1-31 of group 0, unpaced)\n")

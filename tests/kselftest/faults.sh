@@ -8,7 +8,10 @@
 # or a record length that disagrees with the records, completions posted
 # twice. The driver counts each bad completion, takes the buffer back,
 # delivers every frame the device did not spoil (no frame twice), and once
-# the fault is off every stream arrives complete and in order. Then a device
+# the fault is off every stream arrives complete and in order. The modes
+# that spoil records (record-len, frame-count) and duplicate run with the
+# private flag rx-udp-merge on, so the driver's merging walks the spoiled
+# buffers too. Then a device
 # that stalls past the transmit watchdog (the driver restarts it and traffic
 # resumes) and one that stops answering (the restart fails cleanly; the
 # device answers again and the interface comes back with ip link). The
@@ -41,6 +44,11 @@ echo "# | fault | injected | bad completions | resyncs | frames written | spoile
 for mode in $modes; do
 	w0=$(stat rx_frames) s0=$(stat frames_spoiled) i0=$(stat faults_injected)
 	b0=$(qs bad_completions) r0=$(qs resyncs)
+	case $mode in
+	record-len | frame-count | duplicate) merge=on ;;
+	*) merge=off ;;
+	esac
+	ethtool --set-priv-flags "$dev" rx-udp-merge $merge
 	$host ctl 0 fault "$mode" 7 >/dev/null
 	send 20 5
 	sink_rc=$?
@@ -51,7 +59,7 @@ for mode in $modes; do
 	bad=$(($(qs bad_completions) - b0))
 	resyncs=$(($(qs resyncs) - r0))
 	got=$(received)
-	echo "# $mode: sink: $(cat /tmp/sink.out)"
+	echo "# $mode (rx-udp-merge $merge, merged skbs so far $(qs merged_skbs)): sink: $(cat /tmp/sink.out)"
 	ktap_check "$mode: $injected faults, $bad bad completions counted, $got of $written frames delivered, $spoiled spoiled, none twice" eval \
 		'[ "$sink_rc" -eq 0 ] && [ "$injected" -gt 0 ] && [ "$bad" -gt 0 ] &&
 		[ "$got" -eq $((written - spoiled)) ]'

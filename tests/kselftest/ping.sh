@@ -6,10 +6,11 @@
 # with every byte counted at the receiver; iperf3's throughput for the record.
 # Scatter-gather and checksum offload are on: TCP's segments go out as a
 # linear part and page fragments, mapped in place, with the checksum
-# inserted by the device, and the receiver finds none wrong.
+# inserted by the device, and the receiver finds none wrong; the receiving
+# device checked them too (CHECKSUM_UNNECESSARY).
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
-ktap_plan 10
+ktap_plan 11
 pf_load "$ko"
 pf_pair
 ip addr add 2001:db8::1/64 dev "$a" nodad
@@ -40,12 +41,14 @@ tcp() {
 ktap_check "TCP, 4 MiB from the root namespace to the peer, every byte" tcp here
 ktap_check "TCP, 4 MiB from the peer to the root namespace, every byte" tcp peer
 feature() { ethtool -k "$a" | grep -qE "^[[:space:]]*$1: on"; }
-ktap_check "scatter-gather and generic checksum offload are on" \
-	eval 'feature scatter-gather && feature tx-checksum-ip-generic'
+ktap_check "scatter-gather, generic checksum and receive checksum offload are on" \
+	eval 'feature scatter-gather && feature tx-checksum-ip-generic && feature rx-checksumming'
 es() { ethtool -S "$a" | sed -n "s/^ *$1: //p"; }
 ethtool -S "$a" | grep -E 'tx[0-9]_(packets|sg_frames|csum_offload)' | sed 's/^ */# /'
 ktap_check "TCP went out in fragments, with device checksums" eval \
 	'[ "$(pf_qsum "$a" tx_sg_frames)" -gt 0 ] && [ "$(pf_qsum "$a" tx_csum_offload)" -gt 0 ]'
+ktap_check "TCP came in with checksums the device checked (rx csum_unnecessary)" \
+	[ "$(pf_qsum "$a" rx_csum_unnecessary)" -gt 0 ]
 csum_errors() { awk '/^Tcp:/ { if (h) print $NF; h = 1 }' "$@"; }
 ktap_check "no TCP checksum error at either end" \
 	eval '[ "$(csum_errors /proc/net/snmp)" -eq 0 ] && [ "$(ip netns exec peer cat /proc/net/snmp | csum_errors)" -eq 0 ]'

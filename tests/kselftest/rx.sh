@@ -10,9 +10,10 @@
 # starve, their senders pause and resume, and still nothing is lost. The
 # device checks every frame's checksum and the driver says so
 # (CHECKSUM_UNNECESSARY), unless ethtool -K rx is off. Without RX_RING and
-# QUEUES, LRO too: with ethtool -K lro on, a stream's datagrams in a buffer
-# go up merged, to a UDP_GRO socket whole and to any other split again, and
-# still complete and in order; the kernel turns it off for forwarding. The
+# QUEUES, merging too: with the private flag rx-udp-merge, a stream's
+# datagrams in a buffer go up merged, to a UDP_GRO socket whole and to any
+# other split again, and still complete and in order; never without the
+# device's checksum check. The
 # device steers the streams over the queue pairs in use (one per core, or
 # QUEUES with ethtool -L combined), each with its NAPI instance and page
 # pool, and every queue receives. Behind an IOMMU, the buffers were
@@ -29,8 +30,8 @@ host="sh $here/pf-host.sh"
 pf_need_host
 plan=18
 [ -z "$ring" ] || plan=$((plan + 1))
-lro=
-[ -n "$ring" ] || [ -n "$queues" ] || { lro=1; plan=$((plan + 5)); }
+merge=
+[ -n "$ring" ] || [ -n "$queues" ] || { merge=1; plan=$((plan + 5)); }
 ktap_plan $plan
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
@@ -140,26 +141,29 @@ checked=$(qs csum_unnecessary)
 ethtool -K "$dev" rx off
 ktap_check "ethtool -K rx off: 155 frames more, handed up for the stack to check" eval \
 	'run 64 5 7 && [ "$(qs csum_none)" -eq 155 ] && [ "$(qs csum_unnecessary)" -eq "$checked" ]'
-if [ -n "$lro" ]; then
-	ethtool -K "$dev" rx on lro on
+if [ -n "$merge" ]; then
+	ethtool -K "$dev" rx on
+	ethtool --set-priv-flags "$dev" rx-udp-merge on
 	packets=$(qs packets)
-	ktap_check "LRO: 4650 frames of 64 bytes to a UDP_GRO socket, merged, complete and in order" \
+	ktap_check "rx-udp-merge: 4650 frames of 64 bytes to a UDP_GRO socket, merged, complete and in order" \
 		eval 'PF_SINK_GRO=1 run 64 50 && grep -q "merged [1-9]" /tmp/sink.out'
-	ktap_check "LRO: 1860 frames of 1400 bytes to a UDP_GRO socket, merged, complete and in order" \
+	ktap_check "rx-udp-merge: 1860 frames of 1400 bytes to a UDP_GRO socket, merged, complete and in order" \
 		eval 'PF_SINK_GRO=1 run 1400 20 && grep -q "merged [1-9]" /tmp/sink.out'
-	ktap_check "LRO: 1860 frames of 64 bytes to a plain socket, split again, complete and in order" \
+	ktap_check "rx-udp-merge: 1860 frames of 64 bytes to a plain socket, split again, complete and in order" \
 		run 64 20
-	echo "# lro_skbs $(qs lro_skbs) lro_frames $(qs lro_frames) packets $(($(qs packets) - packets))"
+	echo "# merged_skbs $(qs merged_skbs) merged_frames $(qs merged_frames) packets $(($(qs packets) - packets))"
 	merged_counted() {
-		[ "$(($(qs packets) - packets))" -eq 8370 ] && [ "$(qs lro_skbs)" -gt 0 ] &&
-			[ "$(qs lro_frames)" -ge $((2 * $(qs lro_skbs))) ] &&
-			[ "$(qs lro_frames)" -le 8370 ] && [ "$(qs bad_completions)" -eq 0 ]
+		[ "$(($(qs packets) - packets))" -eq 8370 ] && [ "$(qs merged_skbs)" -gt 0 ] &&
+			[ "$(qs merged_frames)" -ge $((2 * $(qs merged_skbs))) ] &&
+			[ "$(qs merged_frames)" -le 8370 ] && [ "$(qs bad_completions)" -eq 0 ]
 	}
-	ktap_check "LRO: every frame counted once, merged skbs hold two or more" merged_counted
-	sysctl -qw net.ipv4.ip_forward=1
-	ktap_check "LRO: the kernel turned it off when the host began forwarding" \
-		eval 'ethtool -k "$dev" | grep -q "^large-receive-offload: off"'
-	sysctl -qw net.ipv4.ip_forward=0
+	ktap_check "rx-udp-merge: every frame counted once, merged skbs hold two or more" merged_counted
+	merged=$(qs merged_frames)
+	ethtool -K "$dev" rx off
+	ktap_check "rx-udp-merge with rx checksumming off: 1550 frames, none merged" \
+		eval 'PF_SINK_GRO=1 run 64 50 7 && [ "$(qs merged_frames)" -eq "$merged" ]'
+	ethtool --set-priv-flags "$dev" rx-udp-merge off
+	ethtool -K "$dev" rx on
 fi
 ip link set "$dev" down
 ktap_check "ip link set down: no group joined" [ "$(es groups_joined)" -eq 0 ]

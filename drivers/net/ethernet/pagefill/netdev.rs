@@ -16,7 +16,7 @@
 //! across the queues: the device steers each stream of a group to one
 //! queue, whose pool supplies that stream's buffers.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use kernel::{
     io::Io,
@@ -35,12 +35,12 @@ use crate::net::ethtool::{Channels, Coalesce, EthtoolOps, EthtoolTable, Rings as
 use crate::net::irq::{DeviceIrq, Handler};
 use crate::net::napi::{Napi, Poll};
 use crate::net::netdev::{
-    Device, McList, Operations, QueueStatsRx, QueueStatsTx, Stats64, TxOutcome,
+    Device, Features, McList, Operations, QueueStatsRx, QueueStatsTx, Stats64, TxOutcome,
 };
 use crate::net::page_pool::PagePool;
 use crate::net::skb::SkBuff;
 use crate::rings::{Rings, MAX_JOINED, TX_SHIFT_DEFAULT, TX_SHIFT_MAX};
-use crate::rx::{RxConfig, RxState, RxStats};
+use crate::rx::{RxConfig, RxOffloads, RxState, RxStats};
 use crate::tx::{TxState, TxStats, Xmit};
 
 /// What ethtool sets; applied when the interface opens.
@@ -187,6 +187,9 @@ pub(crate) struct NetdevData {
     restarts_failed: AtomicU64,
     /// Groups that could not be joined for want of a node table.
     join_failed: AtomicU64,
+    /// Private flag `rx-udp-merge`: merge runs of a flow's UDP datagrams
+    /// (see [`crate::udp_merge`]). Read once per poll.
+    udp_merge: AtomicBool,
     /// Link speed the device reported at probe, Mb/s.
     link_mbps: u32,
     /// The NIC's node id on the fabric.
@@ -218,6 +221,21 @@ pub(crate) struct Probed {
 }
 
 impl NetdevData {
+    /// The receive offloads in force now.
+    fn rx_offloads(&self, dev: &Device<PagefillNetdev>) -> RxOffloads {
+        let features = dev.features();
+        let csum = features.contains(Features::RXCSUM);
+        RxOffloads {
+            csum,
+            // Merging needs the device's checksum check. An XDP program
+            // and the stack's fraglist GRO take frames as they came.
+            udp_merge: csum
+                && self.udp_merge.load(Ordering::Relaxed)
+                && !features.contains(Features::GRO_FRAGLIST)
+                && !dev.xdp_attached(),
+        }
+    }
+
     pub(crate) fn new(p: Probed) -> impl PinInit<Self, Error> {
         let irqs = p.queue_irqs;
         try_pin_init!(Self {
@@ -231,6 +249,7 @@ impl NetdevData {
             restarts: AtomicU64::new(0),
             restarts_failed: AtomicU64::new(0),
             join_failed: AtomicU64::new(0),
+            udp_merge: AtomicBool::new(false),
             link_mbps: p.link_mbps,
             node_id: p.node_id,
             settings <- new_spinlock!(Settings {
@@ -716,8 +735,8 @@ impl EthtoolOps for PagefillNetdev {
         ("rx", "buffers_recycled"),
         ("rx", "csum_unnecessary"),
         ("rx", "csum_none"),
-        ("rx", "lro_skbs"),
-        ("rx", "lro_frames"),
+        ("rx", "merged_skbs"),
+        ("rx", "merged_frames"),
         ("tx", "packets"),
         ("tx", "bytes"),
         ("tx", "dropped"),
@@ -771,8 +790,8 @@ impl EthtoolOps for PagefillNetdev {
                 rx.buf_recycled,
                 rx.csum_unnecessary,
                 rx.csum_none,
-                rx.lro_skbs,
-                rx.lro_frames,
+                rx.merged_skbs,
+                rx.merged_frames,
                 tx.packets,
                 tx.bytes,
                 tx.dropped,
@@ -877,7 +896,24 @@ impl EthtoolOps for PagefillNetdev {
         new.queues = ch.combined;
         Self::apply(dev, new)
     }
+
+    const PRIV_FLAGS: &'static [&'static CStr] = &[c"rx-udp-merge"];
+
+    fn priv_flags(dev: &Device<Self>) -> u32 {
+        u32::from(dev.data().udp_merge.load(Ordering::Relaxed))
+    }
+
+    fn set_priv_flags(dev: &Device<Self>, flags: u32) -> Result {
+        // Taken up by the next poll: no restart.
+        dev.data()
+            .udp_merge
+            .store(flags & PRIV_UDP_MERGE != 0, Ordering::Relaxed);
+        Ok(())
+    }
 }
+
+/// Bit of the private flag `rx-udp-merge`.
+const PRIV_UDP_MERGE: u32 = 1 << 0;
 
 impl Handler for PagefillNetdev {
     fn handle(dev: &Device<Self>) {
@@ -927,7 +963,7 @@ impl Poll for PagefillNetdev {
         let bar = data.bar.try_access();
         let (work, retired, broken, stalled) = {
             let mut rx = q.rx.lock();
-            let work = rx.poll(dev, napi, &data.rings, budget);
+            let work = rx.poll(dev, napi, &data.rings, budget, data.rx_offloads(dev));
             if let Some(bar) = &bar {
                 rx.take_xons(|id| bar.write32(id, abi::reg::XON));
             }

@@ -106,15 +106,14 @@ static netdev_features_t pagefill_netdev_bits(u32 features)
 {
 	return (features & PAGEFILL_F_SG ? NETIF_F_SG : 0) |
 	       (features & PAGEFILL_F_HW_CSUM ? NETIF_F_HW_CSUM : 0) |
-	       (features & PAGEFILL_F_RXCSUM ? NETIF_F_RXCSUM : 0) |
-	       (features & PAGEFILL_F_LRO ? NETIF_F_LRO : 0);
+	       (features & PAGEFILL_F_RXCSUM ? NETIF_F_RXCSUM : 0);
 }
 
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
 			   const struct ethtool_ops *eops,
 			   const struct netdev_stat_ops *sops, u32 features,
-			   u32 features_off, const u8 *mac,
+			   const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu)
 {
@@ -124,8 +123,8 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 		dev->ethtool_ops = eops;
 	if (sops)
 		dev->stat_ops = sops;
-	dev->hw_features |= pagefill_netdev_bits(features | features_off);
-	dev->features |= pagefill_netdev_bits(features);
+	dev->hw_features |= pagefill_netdev_bits(features);
+	dev->features |= dev->hw_features;
 	eth_hw_addr_set(dev, mac);
 	dev->mtu = mtu;
 	dev->min_mtu = min_mtu;
@@ -231,7 +230,12 @@ u32 pagefill_netdev_features(const struct net_device *dev)
 	return (f & NETIF_F_SG ? PAGEFILL_F_SG : 0) |
 	       (f & NETIF_F_HW_CSUM ? PAGEFILL_F_HW_CSUM : 0) |
 	       (f & NETIF_F_RXCSUM ? PAGEFILL_F_RXCSUM : 0) |
-	       (f & NETIF_F_LRO ? PAGEFILL_F_LRO : 0);
+	       (f & NETIF_F_GRO_FRAGLIST ? PAGEFILL_F_GRO_FRAGLIST : 0);
+}
+
+bool pagefill_netdev_has_xdp(const struct net_device *dev)
+{
+	return rcu_access_pointer(dev->xdp_prog);
 }
 
 int pagefill_skb_udp_gso(struct sk_buff *skb, u16 udp_offset, u16 gso_size,

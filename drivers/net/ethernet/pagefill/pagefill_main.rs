@@ -21,7 +21,7 @@ mod abi;
 mod ffi;
 mod groups;
 mod hw;
-mod lro;
+mod udp_merge;
 // The abstraction layer is written as the public API it would be in
 // `rust/kernel/net/`, and is a library for the whole data path: parts of it
 // are not used until the rings land.
@@ -112,9 +112,6 @@ impl pci::Driver for PagefillDriver {
             features: net::netdev::Features::SG
                 .with(net::netdev::Features::HW_CSUM)
                 .with(net::netdev::Features::RXCSUM),
-            // Merged datagrams suit only sockets that take them whole
-            // (UDP_GRO); for any other the stack splits them again.
-            features_off: net::netdev::Features::LRO,
         };
         let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;
         let data = netdev::NetdevData::new(netdev::Probed {

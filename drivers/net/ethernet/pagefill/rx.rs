@@ -27,12 +27,12 @@
 use kernel::prelude::*;
 
 use crate::abi::{self, record, record_flags, rx_flags, rx_kind};
-use crate::lro;
 use crate::net::napi::Napi;
-use crate::net::netdev::{Device, Features, Operations};
+use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::{PagePool, PoolPage};
 use crate::net::skb::{SkBuff, MAX_FRAGS};
 use crate::rings::{RawCqe, Rings, MAX_JOINED};
+use crate::udp_merge;
 
 /// Frames up to this size are copied; larger ones become fragments.
 pub(crate) const COPYBREAK: usize = 256;
@@ -43,7 +43,7 @@ pub(crate) const COPYBREAK: usize = 256;
 const STUCK_STARVATIONS: u16 = 64;
 /// Most bytes of headers copied into the linear part of a fragment skb.
 const MAX_HEADER: usize = 256;
-/// Most bytes of a merged skb whose datagrams are copied (LRO): what
+/// Most bytes of a merged skb whose datagrams are copied: what
 /// `napi_alloc_skb()` serves from its page fragments rather than kmalloc.
 const MERGE_LINEAR_MAX: usize = 3072;
 
@@ -117,10 +117,11 @@ pub(crate) struct RxStats {
     /// Frames handed up for the stack to check: the device did not vouch
     /// for them, or receive checksumming is off.
     pub(crate) csum_none: u64,
-    /// Merged skbs handed up (LRO), and the frames they hold (counted in
-    /// `packets`, in neither checksum count: they go up `CHECKSUM_PARTIAL`).
-    pub(crate) lro_skbs: u64,
-    pub(crate) lro_frames: u64,
+    /// Merged skbs handed up (`rx-udp-merge`), and the frames they hold
+    /// (counted in `packets`, in neither checksum count: they go up
+    /// `CHECKSUM_PARTIAL`).
+    pub(crate) merged_skbs: u64,
+    pub(crate) merged_frames: u64,
 }
 
 impl RxStats {
@@ -140,9 +141,19 @@ impl RxStats {
         self.buf_recycled += o.buf_recycled;
         self.csum_unnecessary += o.csum_unnecessary;
         self.csum_none += o.csum_none;
-        self.lro_skbs += o.lro_skbs;
-        self.lro_frames += o.lro_frames;
+        self.merged_skbs += o.merged_skbs;
+        self.merged_frames += o.merged_frames;
     }
+}
+
+/// The receive offloads in force for one poll.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct RxOffloads {
+    /// Hand up the frames the device checked as such (`ethtool -K rx`).
+    pub(crate) csum: bool,
+    /// Merge runs of a flow's UDP datagrams (see [`udp_merge`]; the private flag
+    /// `rx-udp-merge`). Only with `csum`.
+    pub(crate) udp_merge: bool,
 }
 
 /// Receive settings, from ethtool.
@@ -244,10 +255,8 @@ pub(crate) struct RxState {
     /// A completion failed validation in this poll: it may have been a
     /// stream's starvation report, which the device does not repeat.
     report_lost: bool,
-    /// Receive checksumming is on (`ethtool -K rx`), as of this poll.
-    rx_csum: bool,
-    /// Large receive offload is on (`ethtool -K lro`), as of this poll.
-    lro: bool,
+    /// The offloads in force for this poll.
+    offloads: RxOffloads,
     pub(crate) stats: RxStats,
 }
 
@@ -267,8 +276,7 @@ impl RxState {
             own_node: 0,
             head: 0,
             report_lost: false,
-            rx_csum: false,
-            lro: false,
+            offloads: RxOffloads::default(),
             broken: None,
             alloc_failed: false,
             stats: RxStats::default(),
@@ -475,13 +483,12 @@ impl RxState {
         napi: &Napi,
         rings: &Rings,
         budget: i32,
+        offloads: RxOffloads,
     ) -> i32 {
         let Ok(qr) = rings.queue(usize::from(self.queue)) else {
             return 0;
         };
-        let features = dev.features();
-        self.rx_csum = features.contains(Features::RXCSUM);
-        self.lro = features.contains(Features::LRO);
+        self.offloads = offloads;
         let mut work = 0;
         while work < budget {
             match qr.cq_ready(self.head) {
@@ -746,8 +753,8 @@ impl RxState {
             };
             // The device vouches for the checksum; the frame's bytes are
             // checked as any other (length here, headers by the stack).
-            let csum_ok = self.rx_csum && rec.csum_ok();
-            if self.lro && csum_ok {
+            let csum_ok = self.offloads.csum && rec.csum_ok();
+            if self.offloads.udp_merge && csum_ok {
                 if let Some((n, next)) = self.merge_run(dev, napi, buf, data, &rec) {
                     frames = frames.saturating_add(n);
                     off = next;
@@ -784,8 +791,8 @@ impl RxState {
         i32::from(frames)
     }
 
-    /// With LRO on: the run of one flow's datagrams from `first` on that
-    /// can go up as one skb (see [`lro`]), handed up; returns how many
+    /// With merging on: the run of one flow's datagrams from `first` on that
+    /// can go up as one skb (see [`udp_merge`]), handed up; returns how many
     /// records it took and where the next starts. `None` if fewer than two
     /// make a run: the caller hands `first` up alone.
     fn merge_run<T: Operations>(
@@ -797,29 +804,29 @@ impl RxState {
         first: &Record,
     ) -> Option<(u16, usize)> {
         let head = first.frame(data);
-        let seg = lro::udp4_payload(head)?;
+        let seg = udp_merge::udp4_payload(head)?;
         // Short datagrams are copied whole into the linear part; longer
         // ones leave their payload in the buffer, a fragment each.
         let copy = first.len <= COPYBREAK;
         let most = if copy {
-            (MERGE_LINEAR_MAX - lro::HEADERS) / seg
+            (MERGE_LINEAR_MAX - udp_merge::HEADERS) / seg
         } else {
             MAX_FRAGS
         }
-        .min(lro::MAX_SEGS);
+        .min(udp_merge::MAX_SEGS);
         let (mut n, mut payload, mut next) = (1, seg, first.next());
         while n < most {
             let Some(rec) = Record::at(data, next) else {
                 break;
             };
             let frame = rec.frame(data);
-            let Some(p) = lro::udp4_payload(frame) else {
+            let Some(p) = udp_merge::udp4_payload(frame) else {
                 break;
             };
             if !rec.csum_ok()
                 || p > seg
-                || payload + p > lro::MAX_PAYLOAD
-                || !lro::same_flow(head, frame)
+                || payload + p > udp_merge::MAX_PAYLOAD
+                || !udp_merge::same_flow(head, frame)
             {
                 break;
             }
@@ -834,14 +841,14 @@ impl RxState {
         if n < 2 {
             return None;
         }
-        let mut hdr = [0u8; lro::HEADERS];
-        hdr.copy_from_slice(head.get(..lro::HEADERS)?);
-        if !lro::merge_headers(&mut hdr, payload) {
+        let mut hdr = [0u8; udp_merge::HEADERS];
+        hdr.copy_from_slice(head.get(..udp_merge::HEADERS)?);
+        if !udp_merge::merge_headers(&mut hdr, payload) {
             return None;
         }
         let merged = self.build_merged(napi, buf, data, first, n, &hdr, copy, payload);
         let gso = merged.and_then(|mut skb| {
-            skb.set_udp_gso(lro::UDP_OFFSET as u16, seg as u16, n as u16)
+            skb.set_udp_gso(udp_merge::UDP_OFFSET as u16, seg as u16, n as u16)
                 .ok()?;
             Some(skb)
         });
@@ -850,9 +857,9 @@ impl RxState {
                 skb.eth_type_trans(dev);
                 napi.gro_receive(skb);
                 self.stats.packets += n as u64;
-                self.stats.bytes += (n * lro::HEADERS + payload) as u64;
-                self.stats.lro_skbs += 1;
-                self.stats.lro_frames += n as u64;
+                self.stats.bytes += (n * udp_merge::HEADERS + payload) as u64;
+                self.stats.merged_skbs += 1;
+                self.stats.merged_frames += n as u64;
             }
             None => self.stats.dropped += n as u64,
         }
@@ -870,17 +877,17 @@ impl RxState {
         data: &[u8],
         first: &Record,
         n: usize,
-        hdr: &[u8; lro::HEADERS],
+        hdr: &[u8; udp_merge::HEADERS],
         copy: bool,
         payload: usize,
     ) -> Option<SkBuff> {
-        let linear = lro::HEADERS + if copy { payload } else { 0 };
+        let linear = udp_merge::HEADERS + if copy { payload } else { 0 };
         let mut skb = napi.alloc_skb(linear as u32)?;
         skb.put_data(hdr).ok()?;
         let mut at = first.start - record::HEADER_SIZE;
         for _ in 0..n {
             let rec = Record::at(data, at)?;
-            let range = rec.start + lro::HEADERS..rec.start + rec.len;
+            let range = rec.start + udp_merge::HEADERS..rec.start + rec.len;
             if copy {
                 skb.put_data(data.get(range)?).ok()?;
             } else {
@@ -889,7 +896,9 @@ impl RxState {
             }
             at = rec.next();
         }
-        Some(skb)
+        // The records were read twice: a device that rewrote them in
+        // between gets its frames dropped, not a skb unlike its headers.
+        (skb.len() as usize == udp_merge::HEADERS + payload).then_some(skb)
     }
 
     /// A short frame, copied whole into a small skb.

@@ -19,6 +19,8 @@ use crate::net::netdev::{Device, Operations};
 const ETH_GSTRING_LEN: usize = 32;
 /// `ETH_SS_STATS`: the string set of `ethtool -S`.
 const ETH_SS_STATS: u32 = 1;
+/// `ETH_SS_PRIV_FLAGS`: the string set of `ethtool --show-priv-flags`.
+const ETH_SS_PRIV_FLAGS: u32 = 2;
 
 /// The `ethtool_ops` of a driver.
 pub trait EthtoolOps: Operations {
@@ -50,6 +52,18 @@ pub trait EthtoolOps: Operations {
     fn channels(dev: &Device<Self>) -> Channels;
     /// Sets the channels of `ethtool -L` (within the maximum).
     fn set_channels(dev: &Device<Self>, ch: &Channels) -> Result;
+    /// Names of the driver's private flags (`ethtool --show-priv-flags`),
+    /// bit 0 first; at most 32.
+    const PRIV_FLAGS: &'static [&'static CStr] = &[];
+    /// The private flags set (bit per [`Self::PRIV_FLAGS`] entry).
+    fn priv_flags(_dev: &Device<Self>) -> u32 {
+        0
+    }
+    /// Sets the private flags of `ethtool --set-priv-flags` (bits beyond
+    /// [`Self::PRIV_FLAGS`] already refused).
+    fn set_priv_flags(_dev: &Device<Self>, _flags: u32) -> Result {
+        Err(EOPNOTSUPP)
+    }
 }
 
 /// Ring sizes, as `ethtool -g` shows them.
@@ -166,11 +180,11 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         dev: *mut kernel::bindings::net_device,
         sset: c_int,
     ) -> c_int {
-        if sset as u32 == ETH_SS_STATS {
+        match sset as u32 {
             // SAFETY: the ethtool core passes a registered device.
-            Self::stats_len(unsafe { Device::<T>::from_raw_ptr(dev) }) as c_int
-        } else {
-            -(kernel::bindings::EOPNOTSUPP as c_int)
+            ETH_SS_STATS => Self::stats_len(unsafe { Device::<T>::from_raw_ptr(dev) }) as c_int,
+            ETH_SS_PRIV_FLAGS => T::PRIV_FLAGS.len() as c_int,
+            _ => -(kernel::bindings::EOPNOTSUPP as c_int),
         }
     }
 
@@ -184,6 +198,23 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         sset: u32,
         data: *mut u8,
     ) {
+        if sset == ETH_SS_PRIV_FLAGS {
+            // SAFETY: the core sized `data` from `get_sset_count`, one
+            // string per private flag.
+            let out = unsafe {
+                core::slice::from_raw_parts_mut(
+                    data.cast::<c_char>(),
+                    T::PRIV_FLAGS.len() * ETH_GSTRING_LEN,
+                )
+            };
+            let mut slots = out.chunks_exact_mut(ETH_GSTRING_LEN);
+            for name in T::PRIV_FLAGS {
+                if let Some(slot) = slots.next() {
+                    copy_cstr(slot, name);
+                }
+            }
+            return;
+        }
         if sset != ETH_SS_STATS {
             return;
         }
@@ -338,6 +369,32 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         from_result(|| T::set_channels(dev, &c).map(|()| 0))
     }
 
+    /// # Safety
+    ///
+    /// `dev` registered for `T`.
+    unsafe extern "C" fn get_priv_flags(dev: *mut kernel::bindings::net_device) -> u32 {
+        // SAFETY: the ethtool core passes a registered device.
+        T::priv_flags(unsafe { Device::<T>::from_raw_ptr(dev) })
+    }
+
+    /// # Safety
+    ///
+    /// `dev` registered for `T`.
+    unsafe extern "C" fn set_priv_flags(
+        dev: *mut kernel::bindings::net_device,
+        flags: u32,
+    ) -> c_int {
+        // SAFETY: the ethtool core passes a registered device, under RTNL.
+        let dev = unsafe { Device::<T>::from_raw_ptr(dev) };
+        let known = 1u64
+            .checked_shl(T::PRIV_FLAGS.len() as u32)
+            .map_or(u32::MAX, |b| (b - 1) as u32);
+        if flags & !known != 0 {
+            return EINVAL.to_errno();
+        }
+        from_result(|| T::set_priv_flags(dev, flags).map(|()| 0))
+    }
+
     pub(crate) const TABLE: kernel::bindings::ethtool_ops = kernel::bindings::ethtool_ops {
         supported_coalesce_params: COALESCE_RX_USECS,
         supported_ring_params:
@@ -354,6 +411,8 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         get_sset_count: Some(Self::get_sset_count),
         get_strings: Some(Self::get_strings),
         get_ethtool_stats: Some(Self::get_ethtool_stats),
+        get_priv_flags: Some(Self::get_priv_flags),
+        set_priv_flags: Some(Self::set_priv_flags),
         // SAFETY: every other member is an optional function pointer or a
         // capability bit, for which zero is "not supported".
         ..unsafe { core::mem::zeroed() }

@@ -382,6 +382,14 @@ impl<T: Operations> Device<T> {
         Features(unsafe { ffi::pagefill_netdev_features(self.as_raw()) })
     }
 
+    /// Whether an XDP program is attached (generic XDP: the driver has no
+    /// native XDP), which must see every frame as it came.
+    pub fn xdp_attached(&self) -> bool {
+        // SAFETY: the device is valid (type invariant); the helper only
+        // tests the program pointer.
+        unsafe { ffi::pagefill_netdev_has_xdp(self.as_raw()) }
+    }
+
     /// The current MTU.
     pub fn mtu(&self) -> u32 {
         // SAFETY: the device is valid (type invariant).
@@ -567,8 +575,6 @@ pub struct Config {
     /// Offloads the device offers, on at registration (the user may turn
     /// each off with `ethtool -K`).
     pub features: Features,
-    /// Offloads the device offers, off until the user turns them on.
-    pub features_off: Features,
 }
 
 /// Offloads a device offers, as `NETIF_F_*` flags.
@@ -584,9 +590,9 @@ impl Features {
     pub const HW_CSUM: Self = Self(ffi::pagefill_features_PAGEFILL_F_HW_CSUM);
     /// The device checks receive checksums (`ethtool -K rx`).
     pub const RXCSUM: Self = Self(ffi::pagefill_features_PAGEFILL_F_RXCSUM);
-    /// Large receive offload: received frames of a flow may go up merged
-    /// (`ethtool -K lro`); the core turns it off when the host forwards.
-    pub const LRO: Self = Self(ffi::pagefill_features_PAGEFILL_F_LRO);
+    /// The stack may chain a flow's received skbs into one (`ethtool -K
+    /// rx-gro-list`, a feature of the stack's, which no device offers).
+    pub const GRO_FRAGLIST: Self = Self(ffi::pagefill_features_PAGEFILL_F_GRO_FRAGLIST);
 
     /// Both sets.
     pub const fn with(self, o: Self) -> Self {
@@ -677,7 +683,6 @@ impl<T: Operations> Registration<T> {
                     core::ptr::null()
                 },
                 cfg.features.0,
-                cfg.features_off.0,
                 cfg.mac.as_ptr(),
                 cfg.mtu,
                 cfg.min_mtu,
