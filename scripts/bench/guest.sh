@@ -303,6 +303,12 @@ if echo "$what" | grep -qw prof; then
 		echo "prof nic pfpage size $size $(sink "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
 	done
 	page_buffers off
+	ethtool --set-priv-flags "$pf" rx-udp-merge on
+	for size in 64 1500; do
+		echo "prof nic pfmergeplain size $size $(sink "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+		echo "prof nic pfmerge size $size $(sink -g "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+	done
+	ethtool --set-priv-flags "$pf" rx-udp-merge off
 fi
 
 echo "# ethtool -S $pf:"
