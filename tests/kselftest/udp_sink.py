@@ -10,7 +10,9 @@ traffic that may lose frames: it stops once IDLE seconds pass without a
 frame, and exits 0 if no frame came twice (the caller counts the rest).
 With PF_SINK_GRO=1 in the environment the socket takes merged datagrams
 whole (UDP_GRO) and splits them by the segment size the kernel reports;
-the line then ends with "merged M" (datagrams that came merged).
+the line then ends with "merged M" (datagrams that came merged). With
+PF_SINK_HOLD=S it reads nothing for S seconds after it is ready, so the
+frames sent meanwhile wait in the socket, their skbs all allocated at once.
 """
 import os
 import socket
@@ -30,6 +32,7 @@ if gro:
     s.setsockopt(SOL_UDP, UDP_GRO, 1)
 s.bind(("0.0.0.0", port))
 open("/tmp/udp_sink.ready", "w").close()
+time.sleep(float(os.environ.get("PF_SINK_HOLD", "0")))
 nxt = {}
 received = out_of_order = duplicates = merged = 0
 
