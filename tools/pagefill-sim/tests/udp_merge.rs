@@ -51,7 +51,10 @@ fn a_merged_run_is_one_datagram_with_every_payload() {
             })
             .collect();
         for f in &frames {
-            assert_eq!(udp_merge::udp4_payload(f), Some(f.len() - udp_merge::HEADERS));
+            assert_eq!(
+                udp_merge::udp4_payload(f),
+                Some(f.len() - udp_merge::HEADERS)
+            );
             assert!(udp_merge::same_flow(&frames[0], f));
         }
         let total: usize = frames.iter().map(|f| f.len() - udp_merge::HEADERS).sum();
@@ -96,7 +99,11 @@ fn only_unfragmented_udp4_with_df_and_exact_lengths_is_taken() {
     let mut udp_len = good.clone();
     udp_len[39] += 1;
     assert_eq!(udp_merge::udp4_payload(&udp_len), None, "UDP length");
-    assert_eq!(udp_merge::udp4_payload(&good[..udp_merge::HEADERS]), None, "no payload");
+    assert_eq!(
+        udp_merge::udp4_payload(&good[..udp_merge::HEADERS]),
+        None,
+        "no payload"
+    );
     assert_eq!(udp_merge::udp4_payload(&good[..20]), None, "truncated");
 }
 
@@ -120,5 +127,8 @@ fn a_merged_datagram_fits_ipv4() {
     hdr.copy_from_slice(&datagram(1, b"x")[..udp_merge::HEADERS]);
     assert!(udp_merge::merge_headers(&mut hdr, udp_merge::MAX_PAYLOAD));
     assert_eq!(&hdr[16..18], &[0xff, 0xff]);
-    assert!(!udp_merge::merge_headers(&mut hdr, udp_merge::MAX_PAYLOAD + 1));
+    assert!(!udp_merge::merge_headers(
+        &mut hdr,
+        udp_merge::MAX_PAYLOAD + 1
+    ));
 }

@@ -48,8 +48,11 @@ fn be16(b: &[u8], at: usize) -> usize {
 /// the module's rules; the checksum is the caller's to know).
 pub(crate) fn udp4_payload(frame: &[u8]) -> Option<usize> {
     let len = frame.len();
-    let takes = len > HEADERS
-        && be16(frame, 12) == usize::from(ETH_P_IP)
+    // Shorter frames first: the lengths below are subtracted from `len`.
+    if len <= HEADERS {
+        return None;
+    }
+    let takes = be16(frame, 12) == usize::from(ETH_P_IP)
         && frame[IP] == 0x45
         && be16(frame, IP + 2) == len - IP
         && be16(frame, IP + 6) == usize::from(IP_DF)
