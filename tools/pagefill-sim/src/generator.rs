@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use pagefill_abi as abi;
 
+use crate::csum;
 use crate::fabric::{self, UnixFabric};
 use crate::nic::FabricPort;
 
@@ -62,14 +63,7 @@ pub struct GenReport {
 }
 
 fn ipv4_checksum(h: &[u8]) -> u16 {
-    let mut sum: u32 = h
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
+    !csum::fold(csum::ones_sum(h, 0))
 }
 
 /// Builds the frame for (group, node, seq) into `out`.
