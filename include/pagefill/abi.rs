@@ -35,8 +35,8 @@ pub const ID_MAGIC: u32 = u32::from_le_bytes(*b"PGFL");
 /// Major version of the interface. A driver refuses a major it does not know.
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: additions that a driver of the same major may ignore.
-/// 1 added [`record_flags`].
-pub const VERSION_MINOR: u16 = 1;
+/// 1 added [`record_flags`]; 2 added [`rx_kind::FLUSHED`].
+pub const VERSION_MINOR: u16 = 2;
 
 /// Groups (broadcast domains) on the fabric, and entries in the master table.
 pub const MAX_GROUPS: usize = 4096;
@@ -131,7 +131,9 @@ pub mod reg {
     /// starved; see [`super::stream_id`].
     pub const XON: usize = 0x064;
     /// WO: close every stream of a group and return its buffers; the value is
-    /// the group. Completions with [`super::rx_flags::FLUSH`] follow.
+    /// the group, whose master entry the host cleared first. Completions with
+    /// [`super::rx_flags::FLUSH`] follow, then one
+    /// [`super::rx_kind::FLUSHED`] on every queue in use.
     pub const GROUP_FLUSH: usize = 0x068;
     /// RO: frames dropped because their group was not joined.
     pub const DROP_UNJOINED: usize = 0x080;
@@ -257,7 +259,8 @@ pub mod rx_cqe {
     /// Size of an entry.
     pub const SIZE: usize = 32;
     /// u64: DMA address of the buffer the completion is about, as the host
-    /// posted it; 0 for a [`super::rx_kind::STARVED`] completion.
+    /// posted it; 0 for a [`super::rx_kind::STARVED`] or
+    /// [`super::rx_kind::FLUSHED`] completion.
     pub const ADDR: usize = 0;
     /// u32: bytes of the buffer the device wrote (records with padding).
     pub const BYTES: usize = 8;
@@ -295,6 +298,17 @@ pub mod rx_kind {
     /// the sender (xoff) until the host refills the entry and writes
     /// [`super::reg::XON`].
     pub const STARVED: u8 = 3;
+    /// The end of a group the host left: after a write of the group to
+    /// [`super::reg::GROUP_FLUSH`], the device posts one on every queue in
+    /// use, behind every completion of the group already queued for that
+    /// queue (the flush's own [`super::rx_flags::FLUSH`] completions
+    /// included), and posts nothing naming the group on that queue after it
+    /// until the host sets the group's master entry again. `GROUP` and
+    /// `QUEUE` say which; `NODE`, `ADDR`, `BYTES`, `FRAMES`, `FLAGS` and
+    /// `TAKEN` are 0. Once the host has consumed it on every queue, no
+    /// completion of the group is left to come and the host may forget the
+    /// group. Minor version 2 added it.
+    pub const FLUSHED: u8 = 4;
 }
 
 /// [`rx_cqe::FLAGS`] bits of a [`rx_kind::DATA`] completion.

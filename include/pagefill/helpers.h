@@ -14,8 +14,21 @@
 
 #include <linux/types.h>
 
+#include <linux/netdevice.h>
+#include <linux/timer.h>
+
 struct net_device;
 struct napi_struct;
+
+/*
+ * A NAPI instance of the driver: the napi_struct first (the Rust side
+ * finds its instance from it), then the timer that polls it again after a
+ * page allocation failed.
+ */
+struct pagefill_napi {
+	struct napi_struct napi;
+	struct timer_list retry;
+};
 struct sk_buff;
 struct page_pool;
 struct page;
@@ -46,6 +59,16 @@ void *pagefill_netdev_priv(const struct net_device *dev);
 bool pagefill_schedule_restart(struct net_device *dev);
 /* Waits for a queued or running restart; call without RTNL. */
 void pagefill_cancel_restart(struct net_device *dev);
+enum pagefill_log_level {
+	PAGEFILL_LOG_ERR,
+	PAGEFILL_LOG_WARN_RATELIMITED,
+};
+
+/* Logs @msg with @dev's name, at @level. */
+void pagefill_netdev_log(struct net_device *dev, enum pagefill_log_level level,
+			 const char *msg);
+/* Clears bus mastering of @dev's parent, if it is a PCI device. */
+void pagefill_clear_bus_master(struct net_device *dev);
 void pagefill_local_bh_disable(void);
 void pagefill_local_bh_enable(void);
 void pagefill_netif_tx_start_all_queues(struct net_device *dev);
@@ -60,10 +83,15 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   unsigned int max_mtu);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
 unsigned int pagefill_netdev_num_napi_configs(const struct net_device *dev);
+/* Whether a NAPI instance is still added to @dev. */
+bool pagefill_netdev_has_napi(const struct net_device *dev);
 void pagefill_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 			     int (*poll)(struct napi_struct *, int),
 			     int index);
+/* Disabled first (napi_disable()): its retry timer is shut down too. */
 void pagefill_netif_napi_del(struct napi_struct *napi);
+/* Schedules @napi again in about @ms milliseconds, from a timer. */
+void pagefill_napi_retry_later(struct napi_struct *napi, unsigned int ms);
 struct net_device *pagefill_napi_dev(const struct napi_struct *napi);
 struct page_pool *pagefill_page_pool_create(struct net_device *dev,
 					    struct napi_struct *napi,

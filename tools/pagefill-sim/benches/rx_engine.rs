@@ -43,6 +43,7 @@ fn run(size: usize, frames: u64) -> (Duration, u64) {
         Box::new(NoIrq),
         Box::new(RecordingPort::default()),
     );
+    nic.set_bus_master(true);
     let now = Instant::now();
     let w = |nic: &mut Nic, r: usize, v: u32| nic.bar0_write(r as u64, &v.to_le_bytes(), now);
     w(&mut nic, reg::MASTER_LO, MASTER as u32);

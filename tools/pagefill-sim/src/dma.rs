@@ -1,27 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The device's view of host memory: DMA only through the regions the host
-//! (QEMU) mapped. An access outside them is a driver bug (it programmed an
-//! address it never mapped for the device) and fails with [`DmaError`],
-//! which the engine reports loudly.
+//! (QEMU) mapped, and only while the host lets the device master the bus. An
+//! access outside the regions is a driver bug (it programmed an address it
+//! never mapped for the device) and fails with [`DmaError`], which the engine
+//! reports loudly; an access while bus mastering is disabled is refused
+//! before it reaches memory ([`BusMaster`]), which is no device error.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A DMA access the device refused.
+/// Why the device could not make a DMA access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DmaRefusal {
+    /// Some byte of the range lies outside every region mapped for the
+    /// device: the driver programmed an address it never mapped.
+    Unmapped,
+    /// The host has bus mastering disabled in the PCI command register: the
+    /// function may not issue memory requests at all.
+    NoBusMaster,
+}
+
+/// A DMA access the device could not make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DmaError {
     pub addr: u64,
     pub len: usize,
+    pub cause: DmaRefusal,
+}
+
+impl DmaError {
+    /// An access to `len` bytes at `addr`, not all of which are mapped.
+    pub fn unmapped(addr: u64, len: usize) -> Self {
+        Self {
+            addr,
+            len,
+            cause: DmaRefusal::Unmapped,
+        }
+    }
 }
 
 impl fmt::Display for DmaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "DMA to unmapped memory at {:#x}, {} bytes",
-            self.addr, self.len
-        )
+        let why = match self.cause {
+            DmaRefusal::Unmapped => "DMA to unmapped memory",
+            DmaRefusal::NoBusMaster => "DMA refused, bus mastering disabled,",
+        };
+        write!(f, "{why} at {:#x}, {} bytes", self.addr, self.len)
     }
 }
 
@@ -177,7 +202,7 @@ impl Regions {
 
     /// A pointer to `len` bytes at `addr` if one region holds all of them.
     fn locate(&self, addr: u64, len: usize) -> Result<*mut u8, DmaError> {
-        let err = DmaError { addr, len };
+        let err = DmaError::unmapped(addr, len);
         let end = addr.checked_add(len as u64).ok_or(err)?;
         let r = self
             .regions
@@ -205,7 +230,7 @@ impl Regions {
             f(p, 0, len);
             return Ok(());
         }
-        let err = DmaError { addr, len };
+        let err = DmaError::unmapped(addr, len);
         let end = addr.checked_add(len as u64).ok_or(err)?;
         let piece = |at: u64| {
             self.regions
@@ -255,7 +280,7 @@ impl Memory for Regions {
 
     fn take_u64(&self, addr: u64) -> Result<u64, DmaError> {
         if !addr.is_multiple_of(8) {
-            return Err(DmaError { addr, len: 8 });
+            return Err(DmaError::unmapped(addr, 8));
         }
         let p = self.locate(addr, 8)?;
         // SAFETY: `p` is 8-byte aligned (bus addresses and mappings are page
@@ -276,6 +301,63 @@ impl<M: Memory + Sync> Memory for std::sync::Arc<M> {
     }
     fn take_u64(&self, addr: u64) -> Result<u64, DmaError> {
         (**self).take_u64(addr)
+    }
+}
+
+/// Host memory as the device reaches it: through its bus-master port, which
+/// the host opens and closes with Bus Master Enable in the PCI command
+/// register. While it is closed the function may issue no memory request:
+/// every access is refused with [`DmaRefusal::NoBusMaster`] before it reaches
+/// memory. It is closed at power-on, as the command register is.
+pub struct BusMaster {
+    mem: Box<dyn Memory>,
+    enabled: bool,
+}
+
+impl BusMaster {
+    /// The port to `mem`, closed.
+    pub fn new(mem: Box<dyn Memory>) -> Self {
+        Self {
+            mem,
+            enabled: false,
+        }
+    }
+
+    /// Whether the host lets the device master the bus.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Opens or closes the port, as the command register says.
+    pub fn set_enabled(&mut self, enabled: bool) {
+        self.enabled = enabled;
+    }
+
+    fn check(&self, addr: u64, len: usize) -> Result<(), DmaError> {
+        if self.enabled {
+            Ok(())
+        } else {
+            Err(DmaError {
+                addr,
+                len,
+                cause: DmaRefusal::NoBusMaster,
+            })
+        }
+    }
+}
+
+impl Memory for BusMaster {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+        self.check(addr, buf.len())?;
+        self.mem.read(addr, buf)
+    }
+    fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError> {
+        self.check(addr, buf.len())?;
+        self.mem.write(addr, buf)
+    }
+    fn take_u64(&self, addr: u64) -> Result<u64, DmaError> {
+        self.check(addr, 8)?;
+        self.mem.take_u64(addr)
     }
 }
 
@@ -380,6 +462,34 @@ mod tests {
         );
         drop(r);
         assert_eq!((&a[4094..], &b[..2]), (&[1u8, 2][..], &[3u8, 4][..]));
+    }
+
+    #[test]
+    fn a_closed_bus_master_port_refuses_every_access_untouched() {
+        let m = std::sync::Arc::new(FakeMemory::new(0x10_0000, 4096));
+        m.write_u64(0x10_0100, 0xdead_b000);
+        let mut port = BusMaster::new(Box::new(m.clone()));
+        let mut b = [0u8; 8];
+        let refused = |r: Result<(), DmaError>| r.map_err(|e| e.cause);
+        assert_eq!(
+            refused(port.read(0x10_0100, &mut b)),
+            Err(DmaRefusal::NoBusMaster)
+        );
+        assert_eq!(
+            refused(port.write(0x10_0100, &[0; 8])),
+            Err(DmaRefusal::NoBusMaster)
+        );
+        assert_eq!(
+            port.take_u64(0x10_0100).map_err(|e| e.cause),
+            Err(DmaRefusal::NoBusMaster)
+        );
+        assert_eq!(m.read_u64(0x10_0100).unwrap(), 0xdead_b000, "untouched");
+        port.set_enabled(true);
+        assert_eq!(port.take_u64(0x10_0100).unwrap(), 0xdead_b000);
+        assert_eq!(
+            port.read(0x7000_0000, &mut b).map_err(|e| e.cause),
+            Err(DmaRefusal::Unmapped)
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 
 //! Fault modes: a buggy or hostile device, on demand, for the driver's
 //! robustness tests. Each mode corrupts every `every`-th completion (or
-//! buffer) it applies to; the control socket switches them.
+//! buffer) it applies to, or for [`FaultMode::ClaimHeld`] lies at every
+//! `every`-th chance; the control socket switches them.
 
 use std::str::FromStr;
 
@@ -29,6 +30,27 @@ pub enum FaultMode {
     RecordLen,
     /// Completions are posted twice.
     Duplicate,
+    /// The device reports the buffer posted in a stream's node table entry
+    /// as taken but leaves it there: a CLAIM naming it, or a STARVED whose
+    /// take count is one ahead of the truth (which says the buffer posted
+    /// last was taken and written). The buffer stays the host's until the
+    /// device really takes it; a host that believes the report recycles a
+    /// page the device can still take and write. The chance comes when a
+    /// stream's buffer is written at end of transmission or by the
+    /// coalescing timer (the stream then holds no buffer, as before a real
+    /// CLAIM or STARVED) while its entry holds the next posted buffer; the
+    /// two lies take turns.
+    ClaimHeld,
+}
+
+/// What the device says, falsely, about a buffer it left in its entry
+/// ([`FaultMode::ClaimHeld`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PostedBufferLie {
+    /// A CLAIM completion naming the buffer.
+    Claim,
+    /// A STARVED completion with a take count one ahead.
+    Starved,
 }
 
 impl FromStr for FaultMode {
@@ -43,6 +65,7 @@ impl FromStr for FaultMode {
             "frame-count" => Self::FrameCount,
             "record-len" => Self::RecordLen,
             "duplicate" => Self::Duplicate,
+            "claim-held" => Self::ClaimHeld,
             _ => return Err(format!("unknown fault mode {s}")),
         })
     }
@@ -117,9 +140,27 @@ impl Faults {
             Some(NeverPosted) => *addr ^= 0x4000_0000,
             Some(FrameCount) => *frames += 1,
             Some(Duplicate) => return 2,
-            Some(RecordLen) | None => {}
+            Some(RecordLen | ClaimHeld) | None => {}
         }
         1
+    }
+
+    /// Whether [`FaultMode::ClaimHeld`] is on: the receive engine then looks
+    /// for its chances, which costs a read of the node table entry.
+    pub fn claim_held(&self) -> bool {
+        self.mode == Some(FaultMode::ClaimHeld)
+    }
+
+    /// A chance for [`FaultMode::ClaimHeld`]: which lie to tell, if this
+    /// is an `every`-th one. Claims and starvation reports take turns, so
+    /// steady traffic sees both.
+    pub fn lie_about_posted_buffer(&mut self, c: &mut Counters) -> Option<PostedBufferLie> {
+        self.fire(&[FaultMode::ClaimHeld], c)?;
+        Some(if (self.seen / self.every) % 2 == 1 {
+            PostedBufferLie::Claim
+        } else {
+            PostedBufferLie::Starved
+        })
     }
 
     /// Corrupts a buffer's records (`frames` of them) before the device

@@ -6,16 +6,18 @@
 //! Register accesses are checked, not trusted: the host may only make
 //! naturally aligned 32-bit accesses to registers that exist. Anything else
 //! is a driver bug, which the model logs and counts, reading as all ones like
-//! a master abort would. DMA goes through [`Memory`], which refuses addresses
-//! outside what the host mapped; such a refusal is also a driver bug and
-//! puts the device in the fatal state.
+//! a master abort would. DMA goes through [`BusMaster`], which refuses every
+//! access while the host has bus mastering disabled (counted; what needed it
+//! waits or is dropped, as on a real function), and through [`Memory`], which
+//! refuses addresses outside what the host mapped; such a refusal is a driver
+//! bug and puts the device in the fatal state.
 
 use std::time::Instant;
 
-use log::error;
+use log::{debug, error, warn};
 use pagefill_abi::{self as abi, reg};
 
-use crate::dma::{DmaError, Memory};
+use crate::dma::{BusMaster, DmaError, DmaRefusal, Memory};
 use crate::faults::Faults;
 use crate::rx::RxEngine;
 use crate::tx::TxEngine;
@@ -70,6 +72,10 @@ pub struct Counters {
     pub bad_accesses: u64,
     /// DMA accesses refused: driver bugs.
     pub dma_errors: u64,
+    /// DMA accesses the device could not make because the host had bus
+    /// mastering disabled in the PCI command register: not performed, and
+    /// no device error.
+    pub dma_refused_no_master: u64,
     /// Injected faults so far.
     pub faults_injected: u64,
     /// Frames written in buffers whose completion or records a fault
@@ -93,7 +99,9 @@ pub struct QueueConfig {
 /// The NIC.
 pub struct Nic {
     pub node_id: u8,
-    pub mem: Box<dyn Memory>,
+    /// Host memory, through the bus-master port the PCI command register
+    /// opens and closes.
+    pub mem: BusMaster,
     pub irq: Box<dyn Interrupts>,
     pub port: Box<dyn FabricPort>,
     pub counters: Counters,
@@ -119,7 +127,9 @@ pub struct Nic {
 }
 
 impl Nic {
-    /// A NIC fresh from power-on, as fabric node `node_id`.
+    /// A NIC fresh from power-on, as fabric node `node_id`, reaching host
+    /// memory `mem` once the host enables bus mastering
+    /// ([`Nic::set_bus_master`]).
     pub fn new(
         node_id: u8,
         mem: Box<dyn Memory>,
@@ -128,7 +138,7 @@ impl Nic {
     ) -> Self {
         Self {
             node_id,
-            mem,
+            mem: BusMaster::new(mem),
             irq,
             port,
             counters: Counters::default(),
@@ -151,13 +161,18 @@ impl Nic {
     }
 
     /// Reset: stop, forget every buffer (ownership returns to the host with
-    /// no completion), clear configuration and counters.
+    /// no completion), clear configuration and counters. Bus mastering is
+    /// the PCI command register's, which this reset leaves alone. The counts
+    /// of the host's conduct (refused register and DMA accesses) stay, for
+    /// the report when QEMU disconnects.
     pub fn reset(&mut self) {
         self.rx
             .forget_all(&mut *self.port, self.node_id, &mut self.counters);
-        let keep = (self.counters.bad_accesses, self.counters.dma_errors);
+        let c = &self.counters;
+        let keep = (c.bad_accesses, c.dma_errors, c.dma_refused_no_master);
         self.counters = Counters::default();
-        (self.counters.bad_accesses, self.counters.dma_errors) = keep;
+        let c = &mut self.counters;
+        (c.bad_accesses, c.dma_errors, c.dma_refused_no_master) = keep;
         self.enabled = false;
         self.fatal = false;
         self.master = 0;
@@ -179,11 +194,50 @@ impl Nic {
         1 << self.buf_shift
     }
 
-    /// Records a refused DMA access: a driver bug. The device stops.
+    /// Whether the host lets the device master the bus (PCI command
+    /// register, Bus Master Enable).
+    pub fn bus_master(&self) -> bool {
+        self.mem.enabled()
+    }
+
+    /// The host set or cleared Bus Master Enable in the PCI command
+    /// register (the vfio-user server forwards config space writes here).
+    pub fn set_bus_master(&mut self, enabled: bool) {
+        if enabled == self.mem.enabled() {
+            return;
+        }
+        if !enabled && self.running() {
+            warn!("bus mastering disabled while the device is enabled: its DMA is refused");
+        }
+        self.mem.set_enabled(enabled);
+    }
+
+    /// Records a DMA access the device could not make. With bus mastering
+    /// disabled that is no error: a function cannot master the bus then,
+    /// and the caller leaves its work undone (a frame dropped, a completion
+    /// or a timer waiting). Anything else is a driver bug: the device stops.
     pub(crate) fn dma_failed(&mut self, what: &str, e: DmaError) {
+        if e.cause == DmaRefusal::NoBusMaster {
+            self.counters.dma_refused_no_master += 1;
+            debug!("{what}: {e}");
+            return;
+        }
         self.counters.dma_errors += 1;
         error!("driver bug: {what}: {e}; device enters the fatal state");
         self.set_fatal();
+    }
+
+    /// Whether an operation whose every step is DMA may start; if bus
+    /// mastering is disabled, counts the operation as one refused access.
+    /// For operations that must not stop half way, such as a flush, which
+    /// writes each stream's buffer and then forgets the stream.
+    pub(crate) fn may_master(&mut self, what: &str) -> bool {
+        if self.mem.enabled() {
+            return true;
+        }
+        self.counters.dma_refused_no_master += 1;
+        debug!("{what}: refused, bus mastering disabled");
+        false
     }
 
     pub(crate) fn set_fatal(&mut self) {
@@ -317,7 +371,10 @@ impl Nic {
                 }
             }
             reg::GROUP_FLUSH => {
-                if self.running() && (v as usize) < abi::MAX_GROUPS {
+                if self.running()
+                    && (v as usize) < abi::MAX_GROUPS
+                    && self.may_master("flushing a group")
+                {
                     self.rx_flush_group(v as u16, now);
                 }
             }
@@ -396,9 +453,11 @@ impl Nic {
         }
     }
 
-    /// Stops: every stream's buffer is written with a FLUSH completion.
+    /// Stops: every stream's buffer is written with a FLUSH completion. With
+    /// bus mastering disabled nothing can be written: the buffers are
+    /// forgotten as on a reset, and ownership returns to the host.
     fn disable(&mut self, now: Instant) {
-        if self.running() {
+        if self.running() && self.may_master("flushing every stream to disable") {
             self.rx_flush_all(now);
         }
         self.rx

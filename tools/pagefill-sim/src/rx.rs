@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 
 use pagefill_abi::{self as abi, record, record_flags, rx_cqe, rx_flags, rx_kind};
 
+use crate::dma::Memory;
 use crate::fabric;
+use crate::faults::PostedBufferLie;
 use crate::nic::{Counters, FabricPort, Nic};
 
 /// Frames a starved stream holds before it drops (and counts) more: the
@@ -434,6 +436,37 @@ impl Nic {
         s.staging.clear();
         s.frames = 0;
         s.deadline = None;
+        if flags & (rx_flags::EOT | rx_flags::TIMEOUT) != 0 && self.faults.claim_held() {
+            self.lie_about_posted_buffer(s, group, src);
+        }
+    }
+
+    /// The claim-held fault's chance: the stream holds no buffer now, and
+    /// if its entry holds the one the host posted next, the device may
+    /// report that buffer taken (CLAIM) or written (STARVED, its count one
+    /// ahead) while it leaves it in the entry. The stream's own count does
+    /// not move, so when the device really takes the buffer, that take is
+    /// reported with the count the lie gave.
+    fn lie_about_posted_buffer(&mut self, s: &Stream, group: u16, src: u8) {
+        let node_table = match self.node_table(group) {
+            Some(0) | None => return,
+            Some(t) => t,
+        };
+        let posted = match self.mem.read_u64(node_table + u64::from(src) * 8) {
+            Ok(0) => return,
+            Ok(a) => a,
+            Err(e) => return self.dma_failed("reading a node table entry", e),
+        };
+        let ahead = s.taken.wrapping_add(1);
+        match self.faults.lie_about_posted_buffer(&mut self.counters) {
+            Some(PostedBufferLie::Claim) => {
+                self.post(group, src, rx_kind::CLAIM, 0, posted, 0, 0, ahead)
+            }
+            Some(PostedBufferLie::Starved) => {
+                self.post(group, src, rx_kind::STARVED, 0, 0, 0, 0, ahead)
+            }
+            None => {}
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -479,6 +512,34 @@ impl Nic {
             self.rx.queues[q].pending.push_back(e);
         }
         self.drain(q);
+    }
+
+    /// Posts the FLUSHED completion of `group` on every queue in use. Each
+    /// queue's completions reach its ring in order, through its `pending`
+    /// queue, so this one lands behind every completion of the group
+    /// already posted or waiting for room there. It goes around the fault
+    /// modes: they spoil a stream's completions, and this one belongs to no
+    /// stream.
+    fn post_flushed(&mut self, group: u16) {
+        for q in 0..self.rx.queues.len() {
+            let cqe = Cqe {
+                addr: 0,
+                bytes: 0,
+                frames: 0,
+                group,
+                node: 0,
+                queue: q as u8,
+                kind: rx_kind::FLUSHED,
+                flags: 0,
+                taken: 0,
+            };
+            log::trace!(
+                "completion kind {} group {group} queue {q}",
+                rx_kind::FLUSHED
+            );
+            self.rx.queues[q].pending.push_back(cqe.encode());
+            self.drain(q);
+        }
     }
 
     /// Whether the host has not consumed everything posted to queue `q`.
@@ -587,11 +648,15 @@ impl Nic {
         }
     }
 
-    /// Closes every stream of `group` (the host left it) with FLUSH.
+    /// Closes every stream of `group` (the host left it) with FLUSH, then
+    /// posts FLUSHED on every queue. The host cleared the group's master
+    /// entry before, so from here on no frame of the group reaches its node
+    /// table and nothing more is posted for it until the host joins again.
     pub(crate) fn rx_flush_group(&mut self, group: u16, now: Instant) {
         for src in 0..abi::MAX_NODES as u8 {
             self.flush_stream(group, src, now);
         }
+        self.post_flushed(group);
     }
 
     /// Closes every stream with FLUSH (the device is being disabled).
@@ -633,7 +698,10 @@ impl Nic {
     /// Runs the coalescing timers and retries pending completions; returns
     /// the next deadline, if any.
     pub fn rx_tick(&mut self, now: Instant) -> Option<Instant> {
-        if !self.running() {
+        // Without bus mastering nothing can be written: the timers and the
+        // completions waiting for room wait for it, untouched, and the
+        // engine's idle tick looks again.
+        if !self.running() || !self.bus_master() {
             return None;
         }
         let mut next: Option<Instant> = None;

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use pagefill_abi::{self as abi, tx_desc, tx_flags};
 
+use crate::dma::Memory;
 use crate::fabric;
 use crate::nic::Nic;
 
@@ -176,8 +177,12 @@ impl Nic {
         }
     }
 
-    /// Resumes queues with descriptors waiting (after backpressure).
+    /// Resumes queues with descriptors waiting (after backpressure). Without
+    /// bus mastering the descriptors cannot be read: they wait for it.
     pub fn tx_kick(&mut self) {
+        if !self.bus_master() {
+            return;
+        }
         for q in 0..self.num_queues as usize {
             if self.running() && self.tx.queues[q].head != self.tx.queues[q].tail {
                 self.tx_process(q);

@@ -58,23 +58,17 @@ pub struct SharedRegions(pub Arc<RwLock<Regions>>);
 
 impl Memory for SharedRegions {
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
-        let err = DmaError {
-            addr,
-            len: buf.len(),
-        };
+        let err = DmaError::unmapped(addr, buf.len());
         self.0.read().map_err(|_| err)?.read(addr, buf)
     }
     fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError> {
-        let err = DmaError {
-            addr,
-            len: buf.len(),
-        };
+        let err = DmaError::unmapped(addr, buf.len());
         self.0.read().map_err(|_| err)?.write(addr, buf)
     }
     fn take_u64(&self, addr: u64) -> Result<u64, DmaError> {
         self.0
             .read()
-            .map_err(|_| DmaError { addr, len: 8 })?
+            .map_err(|_| DmaError::unmapped(addr, 8))?
             .take_u64(addr)
     }
 }
@@ -154,7 +148,14 @@ impl ServerBackend for Backend {
 
     fn region_write(&mut self, region: u32, offset: u64, data: &[u8]) -> std::io::Result<()> {
         match region {
-            VFIO_PCI_CONFIG_REGION_INDEX => self.config.write(offset, data),
+            VFIO_PCI_CONFIG_REGION_INDEX => {
+                self.config.write(offset, data);
+                // The command register gates the NIC's DMA; QEMU forwards
+                // the guest's config writes, pci_set_master() included.
+                if let Ok(mut n) = self.nic.lock() {
+                    n.set_bus_master(self.config.bus_master());
+                }
+            }
             VFIO_PCI_BAR0_REGION_INDEX => {
                 if let Ok(mut n) = self.nic.lock() {
                     n.bar0_write(offset, data, Instant::now());
@@ -290,6 +291,20 @@ mod tests {
         b.region_read(VFIO_PCI_BAR0_REGION_INDEX, abi::reg::ID as u64, &mut v)
             .unwrap();
         assert_eq!(u32::from_le_bytes(v), abi::ID_MAGIC);
+    }
+
+    #[test]
+    fn the_command_register_opens_and_closes_the_nics_dma() {
+        let mut b = backend();
+        let bus_master = |b: &Backend| b.nic.lock().unwrap().bus_master();
+        assert!(!bus_master(&b), "closed at power-on");
+        // Memory space and bus master, as pci_set_master() leaves them.
+        b.region_write(VFIO_PCI_CONFIG_REGION_INDEX, 0x04, &[0x06, 0x00])
+            .unwrap();
+        assert!(bus_master(&b));
+        b.region_write(VFIO_PCI_CONFIG_REGION_INDEX, 0x04, &[0x02, 0x00])
+            .unwrap();
+        assert!(!bus_master(&b));
     }
 
     #[test]

@@ -42,12 +42,10 @@ fn generator_streams_arrive_complete_and_in_order_through_starvation() {
     let mem = Arc::new(FakeMemory::new(common::BASE, common::MEM_SIZE));
     let port = UnixFabric::bind(&dir, 0).unwrap();
     let sock = port.receiver().unwrap();
-    let nic = Arc::new(Mutex::new(Nic::new(
-        0,
-        Box::new(mem.clone()),
-        Box::new(NoIrq),
-        Box::new(port),
-    )));
+    let mut nic = Nic::new(0, Box::new(mem.clone()), Box::new(NoIrq), Box::new(port));
+    // What the driver's pci_set_master() does through the config space.
+    nic.set_bus_master(true);
+    let nic = Arc::new(Mutex::new(nic));
     // Configure like a driver: one queue, 4 KiB buffers, coalescing 20 us.
     for (r, v) in [
         (reg::MASTER_LO, MASTER as u32),

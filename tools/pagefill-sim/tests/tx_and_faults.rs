@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::{Host, ME};
 use pagefill_abi::{self as abi, fabric_type, reg, rx_kind};
 use pagefill_sim::faults::FaultMode;
@@ -214,6 +216,8 @@ fn control_commands_switch_faults_link_and_report_stats() {
     assert_eq!(control_command(&nic, "fault duplicate 2"), "ok\n");
     assert_eq!(nic.lock().unwrap().faults.mode, Some(FaultMode::Duplicate));
     assert!(control_command(&nic, "fault nonsense").starts_with("error"));
+    assert_eq!(control_command(&nic, "fault claim-held 3"), "ok\n");
+    assert_eq!(nic.lock().unwrap().faults.mode, Some(FaultMode::ClaimHeld));
     assert_eq!(control_command(&nic, "link down"), "ok\n");
     let stats = control_command(&nic, "stats");
     assert!(stats.lines().any(|l| l == "drop_unjoined 0"), "{stats}");
@@ -223,4 +227,130 @@ fn control_commands_switch_faults_link_and_report_stats() {
     assert_eq!(control_command(&nic, "revive"), "ok\n");
     assert!(!nic.lock().unwrap().dead);
     assert!(control_command(&nic, "bogus").starts_with("error"));
+}
+
+/// claim-held: a CLAIM naming the buffer the host posted next, then a
+/// STARVED whose count is one ahead, each while the entry still holds the
+/// buffer; the device takes it for real later, with the count the lie gave,
+/// and writes the stream's frames where they belong.
+#[test]
+fn claim_held_reports_a_posted_buffer_taken_and_leaves_it_in_the_entry() {
+    let mut h = Host::new(1, 6, 12);
+    h.join(0, &[1]);
+    let b1 = h.entry(0, 1);
+    h.nic.faults.set(Some(FaultMode::ClaimHeld), 1);
+    let mut seq = 0;
+    let mut send = |h: &mut Host, eot: bool| {
+        h.frame(0, 1, seq, 64, eot);
+        seq += 1;
+    };
+    let seen = |c: &[common::Cqe]| -> Vec<(u8, u64, u32)> {
+        c.iter().map(|c| (c.kind, c.addr, c.taken)).collect()
+    };
+
+    send(&mut h, false);
+    let b2 = h.post(0, 1); // refilled after the CLAIM, as a driver does
+    send(&mut h, true);
+    assert_eq!(
+        seen(&h.completions(0)),
+        [
+            (rx_kind::CLAIM, b1, 1),
+            (rx_kind::DATA, b1, 1),
+            (rx_kind::CLAIM, b2, 2)
+        ],
+        "a CLAIM for the posted buffer"
+    );
+    assert_eq!(h.entry(0, 1), b2, "not taken");
+
+    send(&mut h, false); // the real take of b2
+    assert_eq!(h.entry(0, 1), 0);
+    let b3 = h.post(0, 1);
+    send(&mut h, true);
+    assert_eq!(
+        seen(&h.completions(0)),
+        [
+            (rx_kind::CLAIM, b2, 2),
+            (rx_kind::DATA, b2, 2),
+            (rx_kind::STARVED, 0, 3)
+        ],
+        "the real take, then a STARVED one ahead"
+    );
+    assert_eq!(h.entry(0, 1), b3, "not taken");
+    assert_eq!(h.read(reg::STARVED), 0, "the stream did not starve");
+    assert!(h.take_sent().is_empty(), "no xoff");
+
+    send(&mut h, true);
+    let c = h.completions(0);
+    assert_eq!(
+        seen(&c[..2]),
+        [(rx_kind::CLAIM, b3, 3), (rx_kind::DATA, b3, 3)]
+    );
+    assert_eq!(h.records(b3, c[1].bytes)[0].1, 4, "fifth frame, in b3");
+    assert_eq!(h.nic.counters.faults_injected, 2);
+    assert_eq!(h.nic.counters.frames_spoiled, 0);
+}
+
+/// Steady traffic of several streams, ended now and then by EOT and the
+/// coalescing timer, with a host that refills every empty entry: the lies
+/// come, both kinds, at every third chance, and every frame still arrives,
+/// once, in order.
+#[test]
+fn claim_held_fires_under_steady_traffic_and_loses_no_frame() {
+    const NODES: [u8; 4] = [1, 2, 3, 4];
+    let mut h = Host::new(1, 10, 12);
+    h.join(0, &NODES);
+    h.nic.faults.set(Some(FaultMode::ClaimHeld), 3);
+    let (mut lying_claims, mut lying_starved) = (0u64, 0u64);
+    let mut delivered: Vec<Vec<u32>> = vec![Vec::new(); NODES.len()];
+    let mut sent = [0u32; NODES.len()];
+    for round in 0..400u32 {
+        for (i, &n) in NODES.iter().enumerate() {
+            // Streams end their bursts at different times.
+            let eot = (round + i as u32).is_multiple_of(3 + i as u32);
+            h.frame(0, n, sent[i], 200, eot);
+            sent[i] += 1;
+        }
+        if round % 50 == 49 {
+            h.advance(Duration::from_millis(1)); // the timer writes the rest
+        }
+        for c in h.completions(0) {
+            let i = NODES.iter().position(|&n| n == c.node).unwrap();
+            let posted = h.entry(0, c.node);
+            match c.kind {
+                rx_kind::CLAIM if posted == c.addr => lying_claims += 1,
+                rx_kind::STARVED => {
+                    assert_ne!(
+                        posted, 0,
+                        "a real starvation: the host never let one happen"
+                    );
+                    lying_starved += 1;
+                }
+                rx_kind::DATA => {
+                    delivered[i].extend(h.records(c.addr, c.bytes).iter().map(|r| r.1))
+                }
+                _ => {}
+            }
+        }
+        for &n in &NODES {
+            if h.entry(0, n) == 0 {
+                h.post(0, n);
+            }
+        }
+    }
+    h.advance(Duration::from_millis(1));
+    for c in h.completions(0) {
+        if c.kind == rx_kind::DATA {
+            let i = NODES.iter().position(|&n| n == c.node).unwrap();
+            delivered[i].extend(h.records(c.addr, c.bytes).iter().map(|r| r.1));
+        }
+    }
+    assert!(
+        lying_claims > 5 && lying_starved > 5,
+        "{lying_claims} {lying_starved}"
+    );
+    assert_eq!(h.nic.counters.faults_injected, lying_claims + lying_starved);
+    for (i, d) in delivered.iter().enumerate() {
+        assert_eq!(*d, (0..sent[i]).collect::<Vec<_>>(), "node {}", NODES[i]);
+    }
+    assert_eq!(h.nic.counters.dma_errors, 0);
 }

@@ -9,8 +9,22 @@
 //! multicast MAC address `01:50:46:4c:0g:gg`: adding that address joins the
 //! group, removing it leaves it, and a frame sent to that address goes to
 //! group `g` only.
+//!
+//! Which node table each joined group has, and the joins and leaves that
+//! keep the joined groups equal to the wanted ones, told to the queues'
+//! NAPI instances through their mailboxes, are here too.
+
+use core::sync::atomic::Ordering;
+
+use kernel::{
+    io::Io,
+    sync::barrier::{mb, Write}, //
+};
 
 use crate::abi;
+use crate::iface::NetdevData;
+use crate::net::bh;
+use crate::rings::MAX_JOINED;
 
 /// The group a freshly loaded NIC joins and transmits to.
 pub(crate) const DEFAULT_GROUP: u16 = 0;
@@ -60,5 +74,139 @@ impl GroupSet {
     /// The groups in the set, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = u16> + '_ {
         (0..abi::MAX_GROUPS as u16).filter(|g| self.contains(*g))
+    }
+}
+
+/// Who holds which node table.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Table {
+    Free,
+    /// Joined by this group.
+    Joined(u16),
+    /// This group was left; queues still wait for buffers the device held.
+    Leaving(u16),
+}
+
+/// The node tables of the joined groups, across the queues.
+pub(crate) struct Tables {
+    /// The interface is up: the queues' receive state is installed and
+    /// reads its mail.
+    pub(crate) up: bool,
+    pub(crate) state: [Table; MAX_JOINED],
+    /// Queues still holding each table.
+    pub(crate) holders: [u8; MAX_JOINED],
+}
+
+impl Tables {
+    pub(crate) const fn new() -> Self {
+        Self {
+            up: false,
+            state: [Table::Free; MAX_JOINED],
+            holders: [0; MAX_JOINED],
+        }
+    }
+
+    pub(crate) fn joined(&self) -> impl Iterator<Item = (usize, u16)> + '_ {
+        self.state.iter().enumerate().filter_map(|(t, s)| match s {
+            Table::Joined(g) => Some((t, *g)),
+            _ => None,
+        })
+    }
+
+    /// Whether `g` holds a table, joined or leaving.
+    pub(crate) fn holds(&self, g: u16) -> bool {
+        self.state
+            .iter()
+            .any(|s| *s == Table::Joined(g) || *s == Table::Leaving(g))
+    }
+
+    /// Queues let go of the tables in `mask`; returns whether a table
+    /// became free.
+    pub(crate) fn release(&mut self, mask: u64) -> bool {
+        let mut freed = false;
+        for t in 0..MAX_JOINED {
+            if mask & (1 << t) == 0 {
+                continue;
+            }
+            self.holders[t] = self.holders[t].saturating_sub(1);
+            if self.holders[t] == 0 {
+                if let Table::Leaving(_) = self.state[t] {
+                    self.state[t] = Table::Free;
+                    freed = true;
+                }
+            }
+        }
+        freed
+    }
+}
+
+impl NetdevData {
+    /// Joins the wanted groups not joined and leaves the joined ones no
+    /// longer wanted, on a running interface. Any context: the queues'
+    /// NAPI instances carry the changes out, told through their mailboxes.
+    ///
+    /// A leave is posted before the master entry is cleared and the group
+    /// flushed, a join after the node table is emptied and before the
+    /// master entry points at it: a queue that meets a completion of a
+    /// group it does not know reads its mailbox, which has the change.
+    pub(crate) fn sync_groups(&self) {
+        let Some(bar) = self.bar.try_access() else {
+            return;
+        };
+        bh::disabled(|| {
+            let wanted = *self.wanted.lock();
+            let mut tables = self.tables.lock();
+            if !tables.up {
+                return;
+            }
+            let queues = self.active();
+            // Leave first: that frees tables for the joins (once the
+            // queues let go of them).
+            loop {
+                let unwanted = tables.joined().find(|(_, g)| !wanted.contains(*g));
+                let Some((t, g)) = unwanted else {
+                    break;
+                };
+                tables.state[t] = Table::Leaving(g);
+                for q in queues {
+                    q.mailbox.lock().post_leave(t, g);
+                }
+                let _ = self.rings.set_master(g, None);
+                // The device closes the group's streams and marks the end
+                // of its completions on every queue; the read returns once
+                // it has, after which it no longer reads the table.
+                bar.write32(u32::from(g), abi::reg::GROUP_FLUSH);
+                let _ = bar.read32(abi::reg::STATUS);
+            }
+            for g in wanted.iter() {
+                // A group still leaving is joined again once its table is
+                // free (NAPI syncs again then).
+                if tables.holds(g) {
+                    continue;
+                }
+                let Some(t) = tables.state.iter().position(|s| *s == Table::Free) else {
+                    self.join_failed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                if (0..abi::MAX_NODES).any(|node| self.rings.post(t, node, 0).is_err()) {
+                    self.join_failed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                for q in queues {
+                    q.mailbox.lock().post_join(t, g);
+                }
+                tables.holders[t] = queues.len() as u8;
+                tables.state[t] = Table::Joined(g);
+                // The mail and the emptied entries before the master entry
+                // the device reads.
+                mb(Write);
+                let _ = self.rings.set_master(g, Some(t));
+            }
+        });
+    }
+
+    /// Groups joined, for ethtool.
+    pub(crate) fn groups_joined(&self) -> u64 {
+        bh::disabled(|| self.tables.lock().joined().count() as u64)
     }
 }

@@ -16,6 +16,9 @@ use kernel::{
 
 use crate::abi;
 
+/// The oldest minor version of the interface the driver works with.
+const MIN_VERSION_MINOR: u16 = 2;
+
 /// BAR0 of a pagefill NIC, sized so register offsets are checked at build time.
 pub(crate) type Bar0<'bound> = pci::Bar<'bound, { abi::BAR0_SIZE }>;
 
@@ -39,10 +42,20 @@ pub(crate) struct Identity {
     pub(crate) link_mbps: u32,
 }
 
+/// Proof that the NIC was reset and not enabled since: it holds no buffer
+/// and does no DMA, so what it was given may go back to the host.
+///
+/// # Invariants
+///
+/// Made only by [`reset_revocable`] after the device said its reset was
+/// done; the caller keeps it only until it enables the device again (the
+/// `'static`-free, non-`Clone` value is dropped at the end of teardown).
+pub(crate) struct Quiesced(());
+
 /// Resets the NIC behind a revocable mapping and waits until it says the
 /// reset is done. Each access holds the mapping only for itself: the wait
 /// sleeps, which it may not do inside the mapping's RCU read section.
-pub(crate) fn reset_revocable(bar: &pci::DevresBar<{ abi::BAR0_SIZE }>) -> Result {
+pub(crate) fn reset_revocable(bar: &pci::DevresBar<{ abi::BAR0_SIZE }>) -> Result<Quiesced> {
     bar.try_access()
         .ok_or(ENODEV)?
         .write32(abi::ctrl::RESET, abi::reg::CTRL);
@@ -52,7 +65,8 @@ pub(crate) fn reset_revocable(bar: &pci::DevresBar<{ abi::BAR0_SIZE }>) -> Resul
         Delta::from_micros(10),
         Delta::from_millis(100),
     )?;
-    Ok(())
+    // INVARIANT: the device said its reset is done.
+    Ok(Quiesced(()))
 }
 
 /// Resets the NIC and waits until it says the reset is done.
@@ -76,13 +90,18 @@ impl Identity {
             return Err(ENODEV);
         }
         let version = bar.read32(abi::reg::VERSION);
-        if abi::version_major(version) != abi::VERSION_MAJOR {
+        // Minor 2 brought the FLUSHED marker, without which the driver
+        // cannot tell when a left group's completions end.
+        if abi::version_major(version) != abi::VERSION_MAJOR
+            || abi::version_minor(version) < MIN_VERSION_MINOR
+        {
             dev_err!(
                 pdev,
-                "unsupported interface version {}.{} (driver speaks {}.x)\n",
+                "unsupported interface version {}.{} (driver speaks {}.{} and later minors)\n",
                 abi::version_major(version),
                 abi::version_minor(version),
-                abi::VERSION_MAJOR
+                abi::VERSION_MAJOR,
+                MIN_VERSION_MINOR
             );
             return Err(ENODEV);
         }

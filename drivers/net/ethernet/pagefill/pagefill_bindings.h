@@ -16,6 +16,6 @@
  * some of them opaque (zero-sized), so Rust storage for them is sized here.
  */
 enum pagefill_sizes {
-	PAGEFILL_NAPI_STRUCT_SIZE = sizeof(struct napi_struct),
-	PAGEFILL_NAPI_STRUCT_ALIGN = __alignof__(struct napi_struct),
+	PAGEFILL_NAPI_STRUCT_SIZE = sizeof(struct pagefill_napi),
+	PAGEFILL_NAPI_STRUCT_ALIGN = __alignof__(struct pagefill_napi),
 };

@@ -7,6 +7,7 @@
 #include <linux/bottom_half.h>
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
+#include <linux/pci.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
@@ -83,6 +84,28 @@ void pagefill_cancel_restart(struct net_device *dev)
 	cancel_work_sync(&pagefill_priv_hdr(dev)->restart_work);
 }
 
+void pagefill_netdev_log(struct net_device *dev, enum pagefill_log_level level,
+			 const char *msg)
+{
+	switch (level) {
+	case PAGEFILL_LOG_ERR:
+		netdev_err(dev, "%s\n", msg);
+		break;
+	case PAGEFILL_LOG_WARN_RATELIMITED:
+		if (net_ratelimit())
+			netdev_warn(dev, "%s\n", msg);
+		break;
+	}
+}
+
+void pagefill_clear_bus_master(struct net_device *dev)
+{
+	struct device *parent = dev->dev.parent;
+
+	if (parent && dev_is_pci(parent))
+		pci_clear_master(to_pci_dev(parent));
+}
+
 void pagefill_netif_tx_start_all_queues(struct net_device *dev)
 {
 	netif_tx_start_all_queues(dev);
@@ -141,21 +164,50 @@ void pagefill_netdev_set_mtu(struct net_device *dev, unsigned int mtu)
 	WRITE_ONCE(dev->mtu, mtu);
 }
 
+bool pagefill_netdev_has_napi(const struct net_device *dev)
+{
+	return !list_empty(&dev->napi_list);
+}
+
 unsigned int pagefill_netdev_num_napi_configs(const struct net_device *dev)
 {
 	return dev->num_napi_configs;
+}
+
+static void pagefill_napi_retry(struct timer_list *t)
+{
+	struct pagefill_napi *pn = timer_container_of(pn, t, retry);
+
+	napi_schedule(&pn->napi);
 }
 
 void pagefill_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 			     int (*poll)(struct napi_struct *, int),
 			     int index)
 {
+	struct pagefill_napi *pn = container_of(napi, struct pagefill_napi, napi);
+
+	timer_setup(&pn->retry, pagefill_napi_retry, 0);
 	/* Its ID and settings (threaded, ...) persist across restarts. */
 	netif_napi_add_config(dev, napi, poll, index);
 }
 
+void pagefill_napi_retry_later(struct napi_struct *napi, unsigned int ms)
+{
+	struct pagefill_napi *pn = container_of(napi, struct pagefill_napi, napi);
+
+	mod_timer(&pn->retry, jiffies + msecs_to_jiffies(ms));
+}
+
 void pagefill_netif_napi_del(struct napi_struct *napi)
 {
+	struct pagefill_napi *pn = container_of(napi, struct pagefill_napi, napi);
+
+	/*
+	 * The instance is disabled: no poll runs to re-arm the timer, and a
+	 * timer that fires now finds the instance disabled.
+	 */
+	timer_shutdown_sync(&pn->retry);
 	netif_napi_del(napi);
 }
 

@@ -9,6 +9,7 @@
 
 use kernel::{
     device::Core,
+    dma::{Device as _, DmaMask},
     pci,
     prelude::*, //
 };
@@ -18,16 +19,19 @@ use kernel::{
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../../../include/pagefill/abi.rs"]
 mod abi;
+mod ethtool_ops;
 mod ffi;
 mod groups;
 mod hw;
+mod iface;
+mod interrupts;
 mod udp_merge;
 // The abstraction layer is written as the public API it would be in
 // `rust/kernel/net/`, and is a library for the whole data path: parts of it
 // are not used until the rings land.
+mod ndo;
 #[allow(dead_code, unreachable_pub)]
 mod net;
-mod netdev;
 mod rings;
 mod rx;
 mod tx;
@@ -36,7 +40,7 @@ mod tx;
 struct PagefillDevice<'bound> {
     pdev: &'bound pci::Device,
     /// Dropped first: the interface frees its interrupts when it stops.
-    netdev: net::netdev::Registration<netdev::PagefillNetdev>,
+    netdev: net::netdev::Registration<iface::PagefillNetdev>,
     _vectors: pci::IrqVectorRegistration<'bound>,
 }
 
@@ -62,10 +66,20 @@ impl pci::Driver for PagefillDriver {
         _info: Option<&'bound Self::IdInfo>,
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
         pdev.enable_device_mem()?;
-        pdev.set_master();
         let bar = pdev.iomap_region_sized::<{ abi::BAR0_SIZE }>(0, c"pagefill")?;
         let id = hw::Identity::read(pdev, &bar)?;
+        // Whatever a previous driver (or firmware) left running stops
+        // before the device may master the bus: it could otherwise write
+        // memory that is no longer its own.
         hw::reset(&bar)?;
+        // The device takes 64-bit bus addresses everywhere (tables, rings,
+        // buffers): without this the 32-bit default bounces every mapping
+        // above 4 GiB through swiotlb.
+        // SAFETY: nothing of this device allocates or maps DMA memory
+        // concurrently: probe is the device's only user so far, and its
+        // first DMA allocation (`Rings::new`) comes below.
+        unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+        pdev.set_master();
         dev_info!(
             pdev,
             "pagefill NIC, interface {}.{}, node {}, MAC {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, \
@@ -106,15 +120,15 @@ impl pci::Driver for PagefillDriver {
             rx_queues: max_queues as u32,
             real_queues: queues,
             mac: id.mac,
-            mtu: netdev::DEFAULT_MTU,
+            mtu: iface::DEFAULT_MTU,
             min_mtu: 68,
-            max_mtu: netdev::MAX_MTU,
+            max_mtu: iface::MAX_MTU,
             features: net::netdev::Features::SG
                 .with(net::netdev::Features::HW_CSUM)
                 .with(net::netdev::Features::RXCSUM),
         };
         let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;
-        let data = netdev::NetdevData::new(netdev::Probed {
+        let data = iface::NetdevData::new(iface::Probed {
             bar: bar.into_devres()?,
             rings,
             queue_irqs,
@@ -134,8 +148,7 @@ impl pci::Driver for PagefillDriver {
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
         // Nothing may stay with the device once the driver lets go.
-        let reset = this.netdev.device().data().reset();
-        if reset.is_err() {
+        if this.netdev.device().data().reset().is_err() {
             dev_warn!(pdev, "reset on unbind failed\n");
         }
     }

@@ -14,7 +14,8 @@ use kernel::{
     device::{Bound, Device},
     dma::Coherent,
     io::{io_read, io_write, Io},
-    prelude::*, //
+    prelude::*,
+    sync::barrier::{dma_mb, Read}, //
 };
 
 use crate::abi;
@@ -39,8 +40,7 @@ const CQE_WORDS: usize = abi::rx_cqe::SIZE / 8;
 /// The rings of one queue pair.
 pub(crate) struct QueueRings {
     /// Completion entries as 64-bit words, little endian as the device
-    /// writes them (the driver targets little-endian hosts; see
-    /// [`RawCqe`]).
+    /// writes them (converted on every read).
     cq: Coherent<[u64]>,
     /// Room for `1 << TX_SHIFT_MAX` descriptors; the configured ring uses
     /// the start of it.
@@ -106,7 +106,7 @@ impl QueueRings {
     /// the one the device writes in that pass over the ring.
     pub(crate) fn cq_ready(&self, index: u32) -> Result<bool> {
         let slot = (index & ((1 << CQ_SHIFT) - 1)) as usize;
-        let word: u64 = io_read!(&self.cq, [try: slot * CQE_WORDS + 3]);
+        let word = u64::from_le(io_read!(&self.cq, [try: slot * CQE_WORDS + 3]));
         let phase = (word >> 32) as u32 & 1;
         Ok(phase == ((index >> CQ_SHIFT) & 1) ^ 1)
     }
@@ -114,12 +114,14 @@ impl QueueRings {
     /// Reads completion `index`, after [`Self::cq_ready`] said it is new.
     pub(crate) fn cq_read(&self, index: u32) -> Result<RawCqe> {
         // The phase was read first; the rest of the entry must not be read
-        // before it (the device writes the phase word last).
-        core::sync::atomic::fence(core::sync::atomic::Ordering::Acquire);
+        // before it (the device writes the phase word last). A compiler
+        // fence orders no loads on a weakly ordered CPU: this is the
+        // kernel's barrier for reads of coherent DMA memory.
+        dma_mb(Read);
         let base = (index & ((1 << CQ_SHIFT) - 1)) as usize * CQE_WORDS;
-        let w0: u64 = io_read!(&self.cq, [try: base]);
-        let w1: u64 = io_read!(&self.cq, [try: base + 1]);
-        let w2: u64 = io_read!(&self.cq, [try: base + 2]);
+        let w0 = u64::from_le(io_read!(&self.cq, [try: base]));
+        let w1 = u64::from_le(io_read!(&self.cq, [try: base + 1]));
+        let w2 = u64::from_le(io_read!(&self.cq, [try: base + 2]));
         Ok(RawCqe {
             addr: w0,
             bytes: w1 as u32,
@@ -139,24 +141,26 @@ impl QueueRings {
     /// `CSUM`, where the checksum starts and goes.
     pub(crate) fn tx_write(&self, index: u32, shift: u32, d: &TxDesc) -> Result {
         let base = (index & ((1 << shift) - 1)) as usize * (abi::tx_desc::SIZE / 8);
-        io_write!(&self.tx, [try: base], d.addr);
+        io_write!(&self.tx, [try: base], d.addr.to_le());
         let word = u64::from(d.len)
             | u64::from(d.group) << 16
             | u64::from(d.flags) << 32
             | u64::from(d.csum_offset) << 40
             | u64::from(d.csum_start) << 48;
-        io_write!(&self.tx, [try: base + 1], word);
+        io_write!(&self.tx, [try: base + 1], word.to_le());
         Ok(())
     }
 
     /// The device's count of transmit descriptors done (free running).
     pub(crate) fn tx_done(&self) -> Result<u32> {
-        Ok(io_read!(&self.qsb, [try: abi::qsb::TX_DONE / 4]))
+        Ok(u32::from_le(
+            io_read!(&self.qsb, [try: abi::qsb::TX_DONE / 4]),
+        ))
     }
 
     /// Tells the device how many completions the driver consumed.
     pub(crate) fn set_consumed(&self, count: u32) -> Result {
-        io_write!(&self.qsb, [try: abi::qsb::RX_CONSUMED / 4], count);
+        io_write!(&self.qsb, [try: abi::qsb::RX_CONSUMED / 4], count.to_le());
         Ok(())
     }
 }
@@ -207,7 +211,7 @@ impl Rings {
             Some(_) => return Err(EINVAL),
             None => 0,
         };
-        io_write!(&self.master, [try: usize::from(group)], addr);
+        io_write!(&self.master, [try: usize::from(group)], addr.to_le());
         Ok(())
     }
 
@@ -217,7 +221,7 @@ impl Rings {
         if table >= MAX_JOINED || node >= abi::MAX_NODES {
             return Err(EINVAL);
         }
-        io_write!(&self.tables, [try: table * abi::MAX_NODES + node], addr);
+        io_write!(&self.tables, [try: table * abi::MAX_NODES + node], addr.to_le());
         Ok(())
     }
 
@@ -227,7 +231,9 @@ impl Rings {
         if table >= MAX_JOINED || node >= abi::MAX_NODES {
             return Err(EINVAL);
         }
-        Ok(io_read!(&self.tables, [try: table * abi::MAX_NODES + node]))
+        Ok(u64::from_le(
+            io_read!(&self.tables, [try: table * abi::MAX_NODES + node]),
+        ))
     }
 
     /// Programs the device with this memory for `queues` queue pairs,

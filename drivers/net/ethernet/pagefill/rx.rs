@@ -24,12 +24,15 @@
 //! small ring makes streams starve (the device pauses their senders) but
 //! loses nothing.
 
-use kernel::prelude::*;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use kernel::{prelude::*, sync::SpinLock};
 
 use crate::abi::{self, record, record_flags, rx_flags, rx_kind};
-use crate::net::napi::Napi;
+use crate::hw::Quiesced;
+use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
-use crate::net::page_pool::{PagePool, PoolPage};
+use crate::net::page_pool::{DevicePage, PagePool, PoolPage};
 use crate::net::skb::{SkBuff, MAX_FRAGS};
 use crate::rings::{RawCqe, Rings, MAX_JOINED};
 use crate::udp_merge;
@@ -47,13 +50,15 @@ const MAX_HEADER: usize = 256;
 /// `napi_alloc_skb()` serves from its page fragments rather than kmalloc.
 const MERGE_LINEAR_MAX: usize = 3072;
 
-/// One source node's buffers in a joined group.
+/// One source node's buffers in a joined group. Both are the device's: the
+/// driver takes one back only with the proof that the device is done with
+/// it (see [`Proof`]).
 #[derive(Default)]
 struct Slot {
     /// Posted in the node table entry, the device's to take.
-    posted: Option<PoolPage>,
+    posted: Option<DevicePage>,
     /// Taken by the device, being filled.
-    device: Option<PoolPage>,
+    device: Option<DevicePage>,
     /// Starvation reports answered with an XON while `posted` was in the
     /// entry, since a completion last named the stream.
     starved_posted: u16,
@@ -75,16 +80,85 @@ struct Group {
     starved: u32,
     /// Nodes refilled after starving: XON to ring (bit per node).
     xon: u32,
-    /// Left: the device no longer reads the table; the group goes once the
-    /// device has handed back every buffer it held.
+    /// Being left: nothing is posted for it; the group goes at the
+    /// device's FLUSHED marker, which says that no completion of the group
+    /// follows on this queue.
     leaving: bool,
 }
 
-impl Group {
-    fn holds_nothing(&self) -> bool {
-        self.slots
-            .iter()
-            .all(|s| s.posted.is_none() && s.device.is_none())
+/// Why the device is done with a buffer it owned: what [`RxState::reclaim`]
+/// needs to take it back. Each is made only where its evidence was checked.
+#[derive(Clone, Copy)]
+enum Proof {
+    /// A DATA completion named the buffer the device held for the stream:
+    /// the device wrote this many bytes and let go of it.
+    Written(usize),
+    /// The device reported a later take from the stream's entry (or a
+    /// starvation with nothing held) while holding this buffer: it closed
+    /// it with a completion that was lost, and let go.
+    Superseded,
+    /// Never published (the entry write failed), or taken back from an
+    /// entry that the device no longer reads (its group was flushed) and
+    /// that still held it.
+    NeverTaken,
+    /// The device was reset and not enabled since.
+    Reset,
+}
+
+/// A written buffer being split into skbs across polls: a poll stops when
+/// its budget is spent, and the next goes on from `off`.
+struct Split {
+    buf: PoolPage,
+    cqe: RawCqe,
+    /// Offset of the next record.
+    off: usize,
+    /// Records split so far.
+    frames: u16,
+}
+
+/// Group changes for one queue's NAPI, posted by whoever joins or leaves
+/// groups (process context, or another queue's poll).
+pub(crate) struct Mailbox {
+    /// Tables whose group to join (bit per table).
+    join: u64,
+    /// Tables whose group to leave (bit per table).
+    leave: u64,
+    /// The group of each table named above.
+    group: [u16; MAX_JOINED],
+}
+
+impl Default for Mailbox {
+    fn default() -> Self {
+        Self {
+            join: 0,
+            leave: 0,
+            group: [0; MAX_JOINED],
+        }
+    }
+}
+
+impl Mailbox {
+    /// Asks for `group` to be joined with node table `table`.
+    pub(crate) fn post_join(&mut self, table: usize, group: u16) {
+        if let Some(g) = self.group.get_mut(table) {
+            *g = group;
+            self.join |= 1 << table;
+        }
+    }
+
+    /// Asks for `group`, joined with node table `table`, to be left.
+    pub(crate) fn post_leave(&mut self, table: usize, group: u16) {
+        if let Some(g) = self.group.get_mut(table) {
+            *g = group;
+            self.leave |= 1 << table;
+        }
+    }
+
+    /// The (table, group) pairs of the tables in `mask`.
+    fn iter(&self, mask: u64) -> impl Iterator<Item = (usize, u16)> + '_ {
+        (0..MAX_JOINED)
+            .filter(move |t| mask & (1 << t) != 0)
+            .map(|t| (t, self.group[t]))
     }
 }
 
@@ -122,9 +196,14 @@ pub(crate) struct RxStats {
     /// `CHECKSUM_PARTIAL`).
     pub(crate) merged_skbs: u64,
     pub(crate) merged_frames: u64,
+    /// Group changes that made no sense (a driver bug: counted, ignored).
+    pub(crate) bad_mail: u64,
 }
 
 impl RxStats {
+    /// Counters in the structure.
+    const FIELDS: usize = 17;
+
     /// Adds `o`'s counts to these.
     pub(crate) fn add(&mut self, o: &Self) {
         self.packets += o.packets;
@@ -143,6 +222,81 @@ impl RxStats {
         self.csum_none += o.csum_none;
         self.merged_skbs += o.merged_skbs;
         self.merged_frames += o.merged_frames;
+        self.bad_mail += o.bad_mail;
+    }
+
+    fn values(&self) -> [u64; Self::FIELDS] {
+        [
+            self.packets,
+            self.bytes,
+            self.dropped,
+            self.bad,
+            self.resync,
+            self.starved,
+            self.xon,
+            self.alloc_failed,
+            self.copybreak,
+            self.frags,
+            self.buf_alloc,
+            self.buf_recycled,
+            self.csum_unnecessary,
+            self.csum_none,
+            self.merged_skbs,
+            self.merged_frames,
+            self.bad_mail,
+        ]
+    }
+
+    fn from_values(v: [u64; Self::FIELDS]) -> Self {
+        let [packets, bytes, dropped, bad, resync, starved, xon, alloc_failed, copybreak, frags, buf_alloc, buf_recycled, csum_unnecessary, csum_none, merged_skbs, merged_frames, bad_mail] =
+            v;
+        Self {
+            packets,
+            bytes,
+            dropped,
+            bad,
+            resync,
+            starved,
+            xon,
+            alloc_failed,
+            copybreak,
+            frags,
+            buf_alloc,
+            buf_recycled,
+            csum_unnecessary,
+            csum_none,
+            merged_skbs,
+            merged_frames,
+            bad_mail,
+        }
+    }
+}
+
+/// Receive counters as the statistics paths read them, without a lock:
+/// the queue's NAPI publishes its counters at the end of each poll (and
+/// teardown, with NAPI stopped, at the end of a run). One writer at a time;
+/// readers see each counter whole (64-bit loads: the driver is 64-bit only).
+pub(crate) struct PublishedRxStats([AtomicU64; RxStats::FIELDS]);
+
+impl PublishedRxStats {
+    pub(crate) fn new() -> Self {
+        Self([const { AtomicU64::new(0) }; RxStats::FIELDS])
+    }
+
+    /// Publishes `s`; called by the counters' one writer.
+    pub(crate) fn publish(&self, s: &RxStats) {
+        for (slot, v) in self.0.iter().zip(s.values()) {
+            slot.store(v, Ordering::Relaxed);
+        }
+    }
+
+    /// The counters as last published.
+    pub(crate) fn read(&self) -> RxStats {
+        let mut v = [0; RxStats::FIELDS];
+        for (o, slot) in v.iter_mut().zip(&self.0) {
+            *o = slot.load(Ordering::Relaxed);
+        }
+        RxStats::from_values(v)
     }
 }
 
@@ -260,6 +414,9 @@ pub(crate) struct RxState {
     /// A completion failed validation in this poll: it may have been a
     /// stream's starvation report, which the device does not repeat.
     report_lost: bool,
+    /// The buffer being split, if the last poll's budget ran out in it.
+    split: Option<Split>,
+
     /// The offloads in force for this poll.
     offloads: RxOffloads,
     pub(crate) stats: RxStats,
@@ -281,6 +438,7 @@ impl RxState {
             own_node: 0,
             head: 0,
             report_lost: false,
+            split: None,
             offloads: RxOffloads::default(),
             broken: None,
             alloc_failed: false,
@@ -299,33 +457,87 @@ impl RxState {
         own_node: u8,
         queue: u8,
         num_queues: u32,
-    ) {
+    ) -> Result {
+        // Joins happen in NAPI, where nothing may sleep: room for every
+        // group the interface can join is made here.
+        self.groups = KVec::with_capacity(MAX_JOINED, GFP_KERNEL)?;
+        self.split = None;
         self.own_node = own_node;
         self.queue = queue;
         self.num_queues = num_queues;
         self.pool = Some(pool);
-        self.groups.clear();
         self.retired = 0;
         self.outstanding = 0;
         self.ring = ring;
         self.cursor = 0;
         self.head = 0;
         self.broken = None;
+        Ok(())
     }
 
-    /// Takes every buffer (the device was reset, so it holds none) and the
-    /// pool back, for the caller to drop outside the lock (destroying a pool
-    /// may sleep). The groups' buffers return to the pool here.
-    pub(crate) fn take(&mut self) -> Option<PagePool> {
-        self.groups.clear();
+    /// Takes every buffer back from the device, which `_reset` proves was
+    /// reset (so it holds none), and returns the pool for the caller to
+    /// drop outside the lock (destroying a pool may sleep).
+    pub(crate) fn take(&mut self, _reset: &Quiesced) -> Option<PagePool> {
+        for mut g in core::mem::take(&mut self.groups) {
+            for slot in g.slots.iter_mut() {
+                for buf in [slot.posted.take(), slot.device.take()]
+                    .into_iter()
+                    .flatten()
+                {
+                    drop(Self::reclaim(buf, Proof::Reset));
+                }
+            }
+        }
+        self.split = None;
         self.retired = 0;
         self.outstanding = 0;
         self.pool.take()
     }
 
-    /// Whether the interface is up: buffers can be posted.
-    pub(crate) fn running(&self) -> bool {
-        self.pool.is_some()
+    /// After a reset that failed: the device may still write any buffer it
+    /// was given, so none goes back to the pool; they stay allocated and
+    /// mapped for good (the pool with them). The pool is returned to be
+    /// dropped: the core frees it only once every page came back, never.
+    pub(crate) fn abandon(&mut self) -> Option<PagePool> {
+        for mut g in core::mem::take(&mut self.groups) {
+            for slot in g.slots.iter_mut() {
+                for buf in [slot.posted.take(), slot.device.take()]
+                    .into_iter()
+                    .flatten()
+                {
+                    buf.leak();
+                }
+            }
+        }
+        self.split = None;
+        self.retired = 0;
+        self.outstanding = 0;
+        self.pool.take()
+    }
+
+    /// Takes back a buffer the device owned, with `proof` that it is done
+    /// with it; its written bytes are synced for the CPU.
+    fn reclaim(buf: DevicePage, proof: Proof) -> PoolPage {
+        let written = match proof {
+            Proof::Written(bytes) => bytes,
+            Proof::Superseded | Proof::NeverTaken | Proof::Reset => 0,
+        };
+        // SAFETY: the device will not access the buffer again, by each
+        // proof and the device's interface (programming-interface.rst):
+        // - `Written`: a DATA completion named the buffer the device held
+        //   for the stream (the caller matched its address): the device
+        //   wrote it and holds no buffer of the stream after a DATA
+        //   completion but the next one taken from the entry;
+        // - `Superseded`: the device holds one buffer a stream at a time,
+        //   and it reported taking a later one, or a starvation (holding
+        //   none);
+        // - `NeverTaken`: the entry never held the buffer, or the caller
+        //   cleared the entry after `GROUP_FLUSH`, after which the device
+        //   reads neither the group's master entry nor its node table;
+        // - `Reset`: a reset device holds no buffer and does no DMA until
+        //   it is enabled again, which the caller did not do.
+        unsafe { buf.reclaim(written) }
     }
 
     /// The source nodes of `group` whose streams the device steers to
@@ -342,62 +554,63 @@ impl RxState {
         mask
     }
 
-    /// Joins `group` with node table `table`, its entries empty: a
-    /// stream's first frame finds its entry empty and the device reports
-    /// it starved, which posts its first buffer. The caller publishes the
-    /// table in the master entry once every queue has joined. Callable in
-    /// atomic context.
-    pub(crate) fn join(&mut self, rings: &Rings, group: u16, table: usize) -> Result {
-        if usize::from(group) >= abi::MAX_GROUPS || table >= MAX_JOINED || self.pool.is_none() {
-            return Err(EINVAL);
+    /// Joins `group` with node table `table`, whose entries the caller
+    /// emptied: a stream's first frame finds its entry empty and the device
+    /// reports it starved, which posts its first buffer. The caller
+    /// publishes the table in the master entry after it posted the join to
+    /// every queue's mailbox. Never allocates (room was made at install).
+    fn join(&mut self, group: u16, table: usize) {
+        if usize::from(group) >= abi::MAX_GROUPS
+            || table >= MAX_JOINED
+            || self.pool.is_none()
+            || self
+                .groups
+                .iter()
+                .any(|g| g.id == group || g.table == table)
+        {
+            self.stats.bad_mail += 1;
+            return;
         }
-        if self.groups.iter().any(|g| g.id == group) {
-            return Err(EBUSY);
+        let g = Group {
+            id: group,
+            table,
+            slots: Default::default(),
+            waiting: 0,
+            starved: 0,
+            xon: 0,
+            leaving: false,
+        };
+        if self.groups.push_within_capacity(g).is_err() {
+            self.stats.bad_mail += 1;
         }
-        let nodes = self.nodes_of(group);
-        for node in 0..abi::MAX_NODES {
-            if nodes & (1 << node) != 0 {
-                rings.post(table, node, 0)?;
-            }
-        }
-        self.groups.push(
-            Group {
-                id: group,
-                table,
-                slots: Default::default(),
-                waiting: 0,
-                starved: 0,
-                xon: 0,
-                leaving: false,
-            },
-            GFP_ATOMIC,
-        )?;
-        Ok(())
     }
 
-    /// Leaves `group`: the caller cleared its master entry and had the
-    /// device flush it, after which the device no longer reads the table.
-    /// Takes back the buffers still posted; the ones the device holds come
-    /// back with completions, and the group goes when the last has.
-    pub(crate) fn leave(&mut self, rings: &Rings, group: u16) {
-        let Some(idx) = self.groups.iter().position(|g| g.id == group && !g.leaving) else {
+    /// Starts leaving `group`: the caller is about to clear its master
+    /// entry and flush it. No buffer is posted for it any more; those
+    /// still posted come back at the device's FLUSHED marker, those it
+    /// holds with their completions, and the group goes with the last.
+    fn leave(&mut self, group: u16) {
+        let Some(g) = self.groups.iter_mut().find(|g| g.id == group && !g.leaving) else {
+            self.stats.bad_mail += 1;
             return;
         };
-        let g = &mut self.groups[idx];
         g.leaving = true;
         g.waiting = 0;
         g.starved = 0;
         g.xon = 0;
-        for (node, slot) in g.slots.iter_mut().enumerate() {
-            // An empty entry whose buffer is still marked posted was taken
-            // by the device; the completion that says so is on its way.
-            if slot.posted.is_some() && rings.entry(g.table, node).unwrap_or(0) != 0 {
-                let _ = rings.post(g.table, node, 0);
-                slot.posted = None;
-                self.outstanding = self.outstanding.saturating_sub(1);
-            }
+    }
+
+    /// Applies the group changes in `mailbox`: joins first (a table is
+    /// reused only after every queue let go of it, so a join never follows
+    /// a leave of the same table in one batch).
+    fn read_mail(&mut self, mailbox: &SpinLock<Mailbox>) {
+        let mail = core::mem::take(&mut *mailbox.lock());
+        for (t, group) in mail.iter(mail.join) {
+            self.join(group, t);
         }
-        self.retire_if_done(idx);
+        for (_, group) in mail.iter(mail.leave) {
+            self.leave(group);
+        }
     }
 
     /// Node tables this queue let go since the last call (bit per table).
@@ -405,18 +618,16 @@ impl RxState {
         core::mem::take(&mut self.retired)
     }
 
-    /// Frees a leaving group's table once it holds no buffer.
-    fn retire_if_done(&mut self, idx: usize) {
+    /// Forgets group `idx` and lets go of its table.
+    fn retire(&mut self, idx: usize) {
         let Some(g) = self.groups.get(idx) else {
             return;
         };
-        if g.leaving && g.holds_nothing() {
-            self.retired |= 1u64 << g.table;
-            // Order does not matter: swap the last group into the gap.
-            let last = self.groups.len() - 1;
-            self.groups.swap(idx, last);
-            self.groups.truncate(last);
-        }
+        self.retired |= 1u64 << g.table;
+        // Order does not matter: swap the last group into the gap.
+        let last = self.groups.len() - 1;
+        self.groups.swap(idx, last);
+        self.groups.truncate(last);
     }
 
     /// Posts buffers in waiting entries, round-robin over the groups:
@@ -428,13 +639,13 @@ impl RxState {
     /// the host cannot take a posted buffer back; keeping one free means a
     /// starved stream always gets a buffer once the device hands one back,
     /// however small the ring.
-    fn fill_waiting(&mut self, rings: &Rings) {
+    fn fill_waiting(&mut self, ctx: &PollCtx<'_>, rings: &Rings) {
         self.alloc_failed = false;
-        self.fill(rings, true);
-        self.fill(rings, false);
+        self.fill(ctx, rings, true);
+        self.fill(ctx, rings, false);
     }
 
-    fn fill(&mut self, rings: &Rings, starved_only: bool) {
+    fn fill(&mut self, ctx: &PollCtx<'_>, rings: &Rings, starved_only: bool) {
         let n = self.groups.len();
         let reserve = if starved_only { 0 } else { 1 };
         for i in 0..n {
@@ -453,7 +664,7 @@ impl RxState {
                     self.cursor = gi;
                     return;
                 }
-                let Some(buf) = self.pool.as_ref().and_then(PagePool::alloc) else {
+                let Some(buf) = self.pool.as_ref().and_then(|p| p.alloc(ctx)) else {
                     // Counted; the next poll tries again.
                     self.stats.alloc_failed += 1;
                     self.alloc_failed = true;
@@ -463,7 +674,9 @@ impl RxState {
                 let g = &mut self.groups[gi];
                 let node = want.trailing_zeros() as usize;
                 g.waiting &= !(1 << node);
+                let buf = buf.post();
                 if rings.post(g.table, node, buf.dma_addr()).is_err() {
+                    drop(Self::reclaim(buf, Proof::NeverTaken));
                     continue;
                 }
                 g.slots[node].posted = Some(buf);
@@ -481,21 +694,29 @@ impl RxState {
         }
     }
 
-    /// Processes completions until `budget` frames went up the stack.
+    /// Processes completions until the poll's budget of skbs went up the
+    /// stack; returns the work done (skbs, and completions that delivered
+    /// none), at most the budget. A buffer whose frames would overrun the
+    /// budget is split on in the next poll.
     pub(crate) fn poll<T: Operations>(
         &mut self,
         dev: &Device<T>,
-        napi: &Napi,
+        ctx: &PollCtx<'_>,
         rings: &Rings,
-        budget: i32,
+        mailbox: &SpinLock<Mailbox>,
         offloads: RxOffloads,
     ) -> i32 {
         let Ok(qr) = rings.queue(usize::from(self.queue)) else {
             return 0;
         };
+        let budget = ctx.budget();
         self.offloads = offloads;
-        let mut work = 0;
-        while work < budget {
+        self.read_mail(mailbox);
+        let mut idle = 0;
+        if let Some(sp) = self.split.take() {
+            self.split_on(dev, ctx, sp);
+        }
+        while self.split.is_none() && ctx.delivered() + idle < budget {
             match qr.cq_ready(self.head) {
                 Ok(true) => {}
                 _ => break,
@@ -503,21 +724,24 @@ impl RxState {
             let Ok(cqe) = qr.cq_read(self.head) else {
                 break;
             };
-            // A buffer's frames go up together: leave it for the next poll
-            // if they would overrun this poll's budget.
-            if cqe.kind == rx_kind::DATA && work > 0 && work + i32::from(cqe.frames) > budget {
-                break;
-            }
             self.head = self.head.wrapping_add(1);
-            work += self.completion(dev, napi, &cqe).max(1);
+            let before = ctx.delivered();
+            self.completion(dev, ctx, rings, mailbox, &cqe);
+            if ctx.delivered() == before {
+                idle += 1;
+            }
         }
         if core::mem::take(&mut self.report_lost) {
             self.owe_xon_everywhere();
         }
         // Refill once per poll, after every buffer of it came back.
-        self.fill_waiting(rings);
+        self.fill_waiting(ctx, rings);
         let _ = qr.set_consumed(self.head);
-        work
+        if self.split.is_some() {
+            // More frames of this buffer to go: poll again.
+            return budget;
+        }
+        (ctx.delivered() + idle).min(budget)
     }
 
     /// After a completion that failed validation: any stream may have
@@ -574,9 +798,37 @@ impl RxState {
         }
     }
 
-    /// Handles one completion; returns the frames delivered.
-    fn completion<T: Operations>(&mut self, dev: &Device<T>, napi: &Napi, cqe: &RawCqe) -> i32 {
+    /// Whether the device took the buffer posted in `node`'s entry of
+    /// group `gi`, as a completion says: the take empties the entry (the
+    /// device swaps it with 0), and only the driver fills it. A device
+    /// that says so of a buffer still in the entry would have the driver
+    /// give it back to the pool while the device can still take it.
+    fn entry_taken(&self, rings: &Rings, gi: usize, node: usize) -> bool {
+        let g = &self.groups[gi];
+        g.slots[node].posted.is_some() && rings.entry(g.table, node).ok() == Some(0)
+    }
+
+    /// Handles one completion.
+    fn completion<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        ctx: &PollCtx<'_>,
+        rings: &Rings,
+        mailbox: &SpinLock<Mailbox>,
+        cqe: &RawCqe,
+    ) {
         let node = usize::from(cqe.node);
+        // A group joined or left since this poll read its mail is in the
+        // mailbox: the join or leave was posted before the master entry
+        // changed, and so before the device could name the group.
+        let known = |this: &Self| {
+            this.groups
+                .iter()
+                .any(|g| g.id == cqe.group && (cqe.kind != rx_kind::FLUSHED || g.leaving))
+        };
+        if !known(self) {
+            self.read_mail(mailbox);
+        }
         let gi = self.groups.iter().position(|g| g.id == cqe.group);
         // The stream must be one the device steers to this queue.
         let steered = abi::stream_queue(cqe.group, cqe.node, self.num_queues);
@@ -585,18 +837,26 @@ impl RxState {
             node < abi::MAX_NODES,
             cqe.queue == self.queue && steered == u32::from(self.queue),
         ) else {
-            self.bad_completion();
-            return 0;
+            // A left group's marker names no stream: node 0 may be steered
+            // elsewhere.
+            if cqe.kind == rx_kind::FLUSHED && cqe.queue == self.queue {
+                self.flushed(rings, cqe.group);
+            } else {
+                self.bad_completion();
+            }
+            return;
         };
         let bit = 1u32 << node;
-        let mut delivered = 0;
         match cqe.kind {
             rx_kind::CLAIM => {
-                let slot = &mut self.groups[gi].slots[node];
-                let posted = slot.posted.as_ref().map(PoolPage::dma_addr);
-                if posted != Some(cqe.addr) || !counts_new_take(slot, cqe) {
+                let slot = &self.groups[gi].slots[node];
+                let posted = slot.posted.as_ref().map(DevicePage::dma_addr);
+                if posted != Some(cqe.addr)
+                    || !counts_new_take(slot, cqe)
+                    || !self.entry_taken(rings, gi, node)
+                {
                     self.bad_completion();
-                    return 0;
+                    return;
                 }
                 // The device claims an entry only when it holds nothing.
                 self.take_posted(gi, node);
@@ -604,35 +864,46 @@ impl RxState {
             }
             rx_kind::DATA => {
                 let slot = &self.groups[gi].slots[node];
-                if slot.device.as_ref().map(PoolPage::dma_addr) != Some(cqe.addr) {
+                if slot.device.as_ref().map(DevicePage::dma_addr) != Some(cqe.addr) {
                     // The posted buffer, its CLAIM lost: the device must
-                    // count its take.
-                    if slot.posted.as_ref().map(PoolPage::dma_addr) != Some(cqe.addr)
+                    // count its take, and have taken it.
+                    if slot.posted.as_ref().map(DevicePage::dma_addr) != Some(cqe.addr)
                         || !counts_new_take(slot, cqe)
+                        || !self.entry_taken(rings, gi, node)
                     {
                         self.bad_completion();
-                        return 0;
+                        return;
                     }
                     self.take_posted(gi, node);
                 }
+                let next_taken = cqe.flags & rx_flags::NEXT_TAKEN != 0;
+                // The next buffer must have left the entry before the
+                // driver counts it as the device's.
+                let next_ok = !next_taken || self.entry_taken(rings, gi, node);
                 let slot = &mut self.groups[gi].slots[node];
                 if let Some(buf) = slot.device.take() {
-                    delivered = self.split(dev, napi, &buf, cqe);
-                    // This reference goes back to the pool; fragments keep
-                    // their own.
-                    drop(buf);
+                    let buf = Self::reclaim(buf, Proof::Written(cqe.bytes as usize));
                     self.outstanding = self.outstanding.saturating_sub(1);
                     self.stats.buf_recycled += 1;
-                }
-                let g = &mut self.groups[gi];
-                if cqe.flags & rx_flags::NEXT_TAKEN != 0 {
-                    let slot = &mut g.slots[node];
-                    if slot.posted.is_none() {
-                        self.stats.bad += 1;
-                    }
-                    slot.device = slot.posted.take();
+                    self.split_on(
+                        dev,
+                        ctx,
+                        Split {
+                            buf,
+                            cqe: *cqe,
+                            off: 0,
+                            frames: 0,
+                        },
+                    );
                 }
                 let slot = &mut self.groups[gi].slots[node];
+                if next_taken {
+                    if next_ok {
+                        slot.device = slot.posted.take();
+                    } else {
+                        self.stats.bad += 1;
+                    }
+                }
                 slot.starved_posted = 0;
                 slot.taken = cqe.taken;
                 if cqe.flags & rx_flags::STARVED != 0 {
@@ -644,11 +915,17 @@ impl RxState {
                 // holds no buffer of the stream: one it held closed with a
                 // completion that was lost.
                 let slot = &mut self.groups[gi].slots[node];
-                let held = slot.device.take();
                 // It took more buffers than the completions seen say: the
                 // one posted last (the only one posted since) was taken and
-                // written, and both completions naming it were lost.
+                // written, and both completions naming it were lost. Unless
+                // it is still in the entry: then the count is a lie.
                 let taken_unseen = cqe.taken != slot.taken;
+                if taken_unseen && !self.entry_taken(rings, gi, node) {
+                    self.bad_completion();
+                    return;
+                }
+                let slot = &mut self.groups[gi].slots[node];
+                let held = slot.device.take();
                 slot.taken = cqe.taken;
                 let posted = if taken_unseen {
                     slot.posted.take()
@@ -660,21 +937,61 @@ impl RxState {
                 }
                 self.starved(gi, node);
             }
+            rx_kind::FLUSHED => {
+                self.flushed(rings, cqe.group);
+                return;
+            }
             _ => {
                 self.bad_completion();
-                return 0;
+                return;
             }
         }
         let g = &mut self.groups[gi];
-        if g.leaving {
-            g.waiting = 0;
-            g.starved = 0;
-            g.xon = 0;
-            self.retire_if_done(gi);
-        } else if g.slots[node].posted.is_none() && node != usize::from(self.own_node) {
+        if !g.leaving && g.slots[node].posted.is_none() && node != usize::from(self.own_node) {
             g.waiting |= bit;
         }
-        delivered
+    }
+
+    /// The device's FLUSHED marker for `group`: no completion of it follows
+    /// on this queue, and the device no longer reads its node table. The
+    /// buffers still posted there come back, and the group goes. A group
+    /// this queue is not leaving gets no marker.
+    fn flushed(&mut self, rings: &Rings, group: u16) {
+        let Some(gi) = self.groups.iter().position(|g| g.id == group && g.leaving) else {
+            self.bad_completion();
+            return;
+        };
+        let g = &mut self.groups[gi];
+        let mut broken = false;
+        for (node, slot) in g.slots.iter_mut().enumerate() {
+            if let Some(buf) = slot.posted.take() {
+                // Still in the entry: never taken, and now never will be.
+                let addr = buf.dma_addr();
+                if rings.entry(g.table, node).ok() == Some(addr)
+                    && rings.post(g.table, node, 0).is_ok()
+                {
+                    drop(Self::reclaim(buf, Proof::NeverTaken));
+                    self.outstanding = self.outstanding.saturating_sub(1);
+                } else {
+                    // Taken with no completion before the marker, which
+                    // ends them: the device may still write it.
+                    broken = true;
+                    buf.leak();
+                    self.outstanding = self.outstanding.saturating_sub(1);
+                }
+            }
+            if let Some(buf) = slot.device.take() {
+                // Held past the flush that closes every stream: given up,
+                // not recycled.
+                broken = true;
+                buf.leak();
+                self.outstanding = self.outstanding.saturating_sub(1);
+            }
+        }
+        if broken {
+            self.stats.bad += 1;
+        }
+        self.retire(gi);
     }
 
     /// Counts a completion that failed validation and was dropped.
@@ -699,8 +1016,8 @@ impl RxState {
     /// Returns a buffer the device is done with but whose completion was
     /// lost to the pool; its frames are lost (the bad completion was
     /// counted).
-    fn recycle_lost(&mut self, buf: PoolPage) {
-        drop(buf);
+    fn recycle_lost(&mut self, buf: DevicePage) {
+        drop(Self::reclaim(buf, Proof::Superseded));
         self.outstanding = self.outstanding.saturating_sub(1);
         self.stats.buf_recycled += 1;
         self.stats.resync += 1;
@@ -735,23 +1052,25 @@ impl RxState {
         g.xon |= bit;
     }
 
-    /// Splits a written buffer into skbs; returns the frames delivered.
-    fn split<T: Operations>(
-        &mut self,
-        dev: &Device<T>,
-        napi: &Napi,
-        buf: &PoolPage,
-        cqe: &RawCqe,
-    ) -> i32 {
-        let bytes = cqe.bytes as usize;
-        if bytes > buf.len() {
+    /// Splits a written buffer into skbs while the poll's budget lasts; a
+    /// buffer not done is kept in `self.split` for the next poll.
+    fn split_on<T: Operations>(&mut self, dev: &Device<T>, ctx: &PollCtx<'_>, mut sp: Split) {
+        let bytes = sp.cqe.bytes as usize;
+        if bytes > sp.buf.len() {
             self.stats.bad += 1;
-            return 0;
+            return;
         }
-        let data = buf.data(bytes);
-        let mut off = 0;
-        let mut frames = 0u16;
+        let buf = &sp.buf;
+        let data = buf.data();
+        let mut off = sp.off;
+        let mut frames = sp.frames;
         while off + record::HEADER_SIZE <= data.len() {
+            if ctx.budget_left() == 0 {
+                sp.off = off;
+                sp.frames = frames;
+                self.split = Some(sp);
+                return;
+            }
             let Some(rec) = Record::at(data, off) else {
                 self.stats.bad += 1;
                 break;
@@ -760,18 +1079,18 @@ impl RxState {
             // checked as any other (length here, headers by the stack).
             let csum_ok = self.offloads.csum && rec.csum_ok();
             if self.offloads.udp_merge && csum_ok {
-                if let Some((n, next)) = self.merge_run(dev, napi, buf, data, &rec) {
+                if let Some((n, next)) = self.merge_run(dev, ctx, buf, data, &rec) {
                     frames = frames.saturating_add(n);
                     off = next;
                     continue;
                 }
             }
-            frames += 1;
+            frames = frames.saturating_add(1);
             let frame = rec.frame(data);
             let skb = if rec.len <= COPYBREAK {
-                self.copy_frame(napi, frame)
+                self.copy_frame(ctx, frame)
             } else {
-                self.frag_frame(dev, napi, buf, rec.start, frame)
+                self.frag_frame(dev, ctx, buf, rec.start, frame)
             };
             match skb {
                 Some(mut skb) => {
@@ -782,7 +1101,7 @@ impl RxState {
                         self.stats.csum_none += 1;
                     }
                     skb.eth_type_trans(dev);
-                    napi.gro_receive(skb);
+                    ctx.gro_receive(skb);
                     self.stats.packets += 1;
                     self.stats.bytes += rec.len as u64;
                 }
@@ -790,10 +1109,11 @@ impl RxState {
             }
             off = rec.next();
         }
-        if frames != cqe.frames || off != bytes {
+        if frames != sp.cqe.frames || off != bytes {
             self.stats.bad += 1;
         }
-        i32::from(frames)
+        // `sp.buf`'s reference goes back to the pool here; fragments keep
+        // their own.
     }
 
     /// With merging on: the run of one flow's datagrams from `first` on that
@@ -803,7 +1123,7 @@ impl RxState {
     fn merge_run<T: Operations>(
         &mut self,
         dev: &Device<T>,
-        napi: &Napi,
+        ctx: &PollCtx<'_>,
         buf: &PoolPage,
         data: &[u8],
         first: &Record,
@@ -851,7 +1171,7 @@ impl RxState {
         if !udp_merge::merge_headers(&mut hdr, payload) {
             return None;
         }
-        let merged = self.build_merged(napi, buf, data, first, n, &hdr, copy, payload);
+        let merged = self.build_merged(ctx, buf, data, first, n, &hdr, copy, payload);
         let gso = merged.and_then(|mut skb| {
             skb.set_udp_gso(udp_merge::UDP_OFFSET as u16, seg as u16, n as u16)
                 .ok()?;
@@ -860,7 +1180,7 @@ impl RxState {
         match gso {
             Some(mut skb) => {
                 skb.eth_type_trans(dev);
-                napi.gro_receive(skb);
+                ctx.gro_receive(skb);
                 self.stats.packets += n as u64;
                 self.stats.bytes += (n * udp_merge::HEADERS + payload) as u64;
                 self.stats.merged_skbs += 1;
@@ -877,7 +1197,7 @@ impl RxState {
     #[allow(clippy::too_many_arguments)]
     fn build_merged(
         &mut self,
-        napi: &Napi,
+        ctx: &PollCtx<'_>,
         buf: &PoolPage,
         data: &[u8],
         first: &Record,
@@ -887,7 +1207,7 @@ impl RxState {
         payload: usize,
     ) -> Option<SkBuff> {
         let linear = udp_merge::HEADERS + if copy { payload } else { 0 };
-        let mut skb = napi.alloc_skb(linear as u32)?;
+        let mut skb = ctx.alloc_skb(linear as u32)?;
         skb.put_data(hdr).ok()?;
         let mut at = first.start - record::HEADER_SIZE;
         for _ in 0..n {
@@ -907,8 +1227,8 @@ impl RxState {
     }
 
     /// A short frame, copied whole into a small skb.
-    fn copy_frame(&mut self, napi: &Napi, frame: &[u8]) -> Option<SkBuff> {
-        let mut skb = napi.alloc_skb(frame.len() as u32)?;
+    fn copy_frame(&mut self, ctx: &PollCtx<'_>, frame: &[u8]) -> Option<SkBuff> {
+        let mut skb = ctx.alloc_skb(frame.len() as u32)?;
         skb.put_data(frame).ok()?;
         self.stats.copybreak += 1;
         Some(skb)
@@ -919,13 +1239,13 @@ impl RxState {
     fn frag_frame<T: Operations>(
         &mut self,
         dev: &Device<T>,
-        napi: &Napi,
+        ctx: &PollCtx<'_>,
         buf: &PoolPage,
         start: usize,
         frame: &[u8],
     ) -> Option<SkBuff> {
         let hlen = dev.eth_headlen(frame).clamp(abi::MIN_FRAME_LEN, MAX_HEADER);
-        let mut skb = napi.alloc_skb(hlen as u32)?;
+        let mut skb = ctx.alloc_skb(hlen as u32)?;
         skb.put_data(frame.get(..hlen)?).ok()?;
         if hlen < frame.len() {
             let truesize = record::size(frame.len()) as u32;

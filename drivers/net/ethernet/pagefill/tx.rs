@@ -10,7 +10,9 @@ use kernel::prelude::*;
 
 use crate::abi;
 use crate::groups;
-use crate::net::netdev::{Device, Operations};
+use crate::hw::Quiesced;
+use crate::net::napi::PollCtx;
+use crate::net::netdev::{Device, Operations, Rtnl, XmitCtx};
 use crate::net::skb::{SkBuff, TxMapped, TX_MAX_PARTS};
 use crate::rings::{QueueRings, TxDesc};
 
@@ -52,6 +54,8 @@ pub(crate) struct TxState {
     slots: KVec<Option<TxSlot>>,
     /// Descriptors written, free running.
     tail: u32,
+    /// The tail as the device was last told it (doorbell).
+    rung: u32,
     /// Descriptors completed, free running.
     clean: u32,
     /// Descriptors in the ring, as a power of two.
@@ -63,8 +67,9 @@ pub(crate) struct TxState {
 
 /// What `xmit` did.
 pub(crate) enum Xmit {
-    /// Queued; ring the doorbell with this tail unless more frames follow.
-    Queued(u32),
+    /// Queued; ring the doorbell ([`TxState::doorbell`]) unless more
+    /// frames follow.
+    Queued,
     /// The ring is full: the stack keeps the frame.
     Busy(SkBuff),
     /// Dropped and counted.
@@ -76,6 +81,7 @@ impl TxState {
         Self {
             slots: KVec::new(),
             tail: 0,
+            rung: 0,
             clean: 0,
             shift: 0,
             queue: 0,
@@ -101,6 +107,7 @@ impl TxState {
         self.shift = slots.len().trailing_zeros();
         self.slots = slots;
         self.tail = 0;
+        self.rung = 0;
         self.clean = 0;
     }
 
@@ -108,18 +115,56 @@ impl TxState {
         1 << self.shift
     }
 
-    /// Unmaps and frees every frame still in the ring (the device was reset
-    /// or disabled, so it reads none of them any more) and returns the slots
-    /// for the caller to free outside the lock.
-    pub(crate) fn stop<T: Operations>(&mut self, dev: &Device<T>) -> KVec<Option<TxSlot>> {
+    /// Unmaps and frees every frame still in the ring, which `_reset`
+    /// proves the device reads no more, and returns the slots for the
+    /// caller to free outside the lock.
+    pub(crate) fn stop<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        rtnl: &Rtnl<'_>,
+        _reset: &Quiesced,
+    ) -> KVec<Option<TxSlot>> {
         for slot in self.slots.iter_mut() {
             if let Some(s) = slot.take() {
-                s.frame.unmap(dev);
+                // SAFETY: the device was reset (`_reset`) and not enabled
+                // since: it reads no descriptor and no frame.
+                unsafe { s.frame.unmap(dev) };
                 self.stats.dropped += 1;
             }
         }
-        dev.tx_reset(self.queue);
+        dev.tx_reset(rtnl, self.queue);
         core::mem::take(&mut self.slots)
+    }
+
+    /// After a reset that failed: the device may still read every frame in
+    /// the ring, so they stay mapped and allocated for good.
+    pub(crate) fn abandon<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        rtnl: &Rtnl<'_>,
+    ) -> KVec<Option<TxSlot>> {
+        for slot in self.slots.iter_mut() {
+            if let Some(s) = slot.take() {
+                s.frame.leak();
+                self.stats.dropped += 1;
+            }
+        }
+        dev.tx_reset(rtnl, self.queue);
+        core::mem::take(&mut self.slots)
+    }
+
+    /// The tail to ring the doorbell with, if the device has not been told
+    /// of every descriptor written; it counts as rung from here on.
+    ///
+    /// A frame queued with `xmit_more` leaves its doorbell to the next; if
+    /// that one is dropped or refused, the doorbell is rung for the ones
+    /// before it all the same, or they would wait for the next frame.
+    pub(crate) fn doorbell(&mut self) -> Option<u32> {
+        if self.tail == self.rung {
+            return None;
+        }
+        self.rung = self.tail;
+        Some(self.tail)
     }
 
     /// Descriptors free in the ring.
@@ -131,6 +176,7 @@ impl TxState {
     pub(crate) fn xmit<T: Operations>(
         &mut self,
         dev: &Device<T>,
+        ctx: &XmitCtx<'_>,
         rings: &QueueRings,
         mut skb: SkBuff,
     ) -> Xmit {
@@ -203,7 +249,9 @@ impl TxState {
             idx = idx.wrapping_add(1);
         }
         if !ok || parts == 0 {
-            frame.unmap(dev);
+            // SAFETY: the tail was not moved: the device never saw these
+            // descriptors.
+            unsafe { frame.unmap(dev) };
             self.stats.dropped += 1;
             return Xmit::Dropped;
         }
@@ -217,15 +265,20 @@ impl TxState {
         self.tail = idx;
         self.stats.sg += u64::from(parts > 1);
         self.stats.csum += u64::from(csum.is_some());
-        dev.tx_sent(self.queue, len);
+        ctx.tx_sent(dev, len);
         if self.free() < TX_MAX_PARTS as u32 {
             dev.tx_stop(self.queue);
         }
-        Xmit::Queued(self.tail)
+        Xmit::Queued
     }
 
     /// Frees what the device completed; wakes the queue if it had stopped.
-    pub(crate) fn clean<T: Operations>(&mut self, dev: &Device<T>, rings: &QueueRings) {
+    pub(crate) fn clean<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        ctx: &PollCtx<'_>,
+        rings: &QueueRings,
+    ) {
         let Ok(done) = rings.tx_done() else {
             return;
         };
@@ -253,14 +306,17 @@ impl TxState {
             if let Some(s) = self.slots.get_mut(slot).and_then(Option::take) {
                 pkts += 1;
                 bytes += s.frame.len();
-                s.frame.unmap(dev);
+                // SAFETY: the device's done count passed every descriptor
+                // of the frame (checked above against what was written):
+                // it reads none of them again.
+                unsafe { s.frame.unmap(dev) };
             }
             self.clean = self.clean.wrapping_add(descs);
         }
         if pkts > 0 {
             self.stats.packets += u64::from(pkts);
             self.stats.bytes += u64::from(bytes);
-            dev.tx_completed(self.queue, pkts, bytes);
+            dev.tx_completed(ctx, self.queue, pkts, bytes);
             if dev.tx_stopped(self.queue) && self.tail.wrapping_sub(self.clean) < self.ring() / 2 {
                 dev.tx_wake(self.queue);
             }

@@ -75,7 +75,9 @@ impl Host {
         let irq = FakeIrq::default();
         let port = RecordingPort::default();
         let (irqs, sent) = (irq.0.clone(), port.sent.clone());
-        let nic = Nic::new(ME, Box::new(mem.clone()), Box::new(irq), Box::new(port));
+        let mut nic = Nic::new(ME, Box::new(mem.clone()), Box::new(irq), Box::new(port));
+        // What the driver's pci_set_master() does through the config space.
+        nic.set_bus_master(true);
         let mut h = Self {
             nic,
             mem,

@@ -13,7 +13,7 @@ use kernel::{
     str::CStr, //
 };
 
-use crate::net::netdev::{Device, Operations};
+use crate::net::netdev::{Device, Operations, Rtnl};
 
 /// `ETH_GSTRING_LEN`: bytes of one statistic's name.
 const ETH_GSTRING_LEN: usize = 32;
@@ -42,16 +42,16 @@ pub trait EthtoolOps: Operations {
     fn rings(dev: &Device<Self>) -> Rings;
     /// Sets the ring sizes of `ethtool -G` (limits already checked by the
     /// core against [`Self::rings`]).
-    fn set_rings(dev: &Device<Self>, rings: &Rings) -> Result;
+    fn set_rings(dev: &Device<Self>, rtnl: &Rtnl<'_>, rings: &Rings) -> Result;
     /// Coalescing, for `ethtool -c`.
     fn coalesce(dev: &Device<Self>) -> Coalesce;
     /// Sets the coalescing of `ethtool -C` (only the parameters in
     /// `COALESCE_SUPPORTED` reach the driver).
-    fn set_coalesce(dev: &Device<Self>, c: &Coalesce) -> Result;
+    fn set_coalesce(dev: &Device<Self>, rtnl: &Rtnl<'_>, c: &Coalesce) -> Result;
     /// Channels, for `ethtool -l`.
     fn channels(dev: &Device<Self>) -> Channels;
     /// Sets the channels of `ethtool -L` (within the maximum).
-    fn set_channels(dev: &Device<Self>, ch: &Channels) -> Result;
+    fn set_channels(dev: &Device<Self>, rtnl: &Rtnl<'_>, ch: &Channels) -> Result;
     /// Names of the driver's private flags (`ethtool --show-priv-flags`),
     /// bit 0 first; at most 32.
     const PRIV_FLAGS: &'static [&'static CStr] = &[];
@@ -61,7 +61,7 @@ pub trait EthtoolOps: Operations {
     }
     /// Sets the private flags of `ethtool --set-priv-flags` (bits beyond
     /// [`Self::PRIV_FLAGS`] already refused).
-    fn set_priv_flags(_dev: &Device<Self>, _flags: u32) -> Result {
+    fn set_priv_flags(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _flags: u32) -> Result {
         Err(EOPNOTSUPP)
     }
 }
@@ -290,7 +290,14 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         _extack: *mut kernel::bindings::netlink_ext_ack,
     ) -> c_int {
         // SAFETY: as above; the core holds RTNL.
-        let (dev, ring, kring) = unsafe { (Device::<T>::from_raw_ptr(dev), &*ring, &*kring) };
+        let (dev, ring, kring, rtnl) = unsafe {
+            (
+                Device::<T>::from_raw_ptr(dev),
+                &*ring,
+                &*kring,
+                Rtnl::assume_held(),
+            )
+        };
         let r = Rings {
             rx_max: ring.rx_max_pending,
             rx: ring.rx_pending,
@@ -298,7 +305,7 @@ impl<T: EthtoolOps> EthtoolTable<T> {
             tx: ring.tx_pending,
             rx_buf_len: kring.rx_buf_len,
         };
-        from_result(|| T::set_rings(dev, &r).map(|()| 0))
+        from_result(|| T::set_rings(dev, &rtnl, &r).map(|()| 0))
     }
 
     /// # Safety
@@ -327,11 +334,11 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         _extack: *mut kernel::bindings::netlink_ext_ack,
     ) -> c_int {
         // SAFETY: as above; the core holds RTNL.
-        let (dev, c) = unsafe { (Device::<T>::from_raw_ptr(dev), &*c) };
+        let (dev, c, rtnl) = unsafe { (Device::<T>::from_raw_ptr(dev), &*c, Rtnl::assume_held()) };
         let c = Coalesce {
             rx_usecs: c.rx_coalesce_usecs,
         };
-        from_result(|| T::set_coalesce(dev, &c).map(|()| 0))
+        from_result(|| T::set_coalesce(dev, &rtnl, &c).map(|()| 0))
     }
 
     /// # Safety
@@ -358,7 +365,8 @@ impl<T: EthtoolOps> EthtoolTable<T> {
     ) -> c_int {
         // SAFETY: as above; the core holds RTNL and checked the counts
         // against the maxima.
-        let (dev, ch) = unsafe { (Device::<T>::from_raw_ptr(dev), &*ch) };
+        let (dev, ch, rtnl) =
+            unsafe { (Device::<T>::from_raw_ptr(dev), &*ch, Rtnl::assume_held()) };
         if ch.rx_count != 0 || ch.tx_count != 0 || ch.other_count != 0 {
             return EINVAL.to_errno();
         }
@@ -366,7 +374,7 @@ impl<T: EthtoolOps> EthtoolTable<T> {
             max_combined: ch.max_combined,
             combined: ch.combined_count,
         };
-        from_result(|| T::set_channels(dev, &c).map(|()| 0))
+        from_result(|| T::set_channels(dev, &rtnl, &c).map(|()| 0))
     }
 
     /// # Safety
@@ -385,14 +393,14 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         flags: u32,
     ) -> c_int {
         // SAFETY: the ethtool core passes a registered device, under RTNL.
-        let dev = unsafe { Device::<T>::from_raw_ptr(dev) };
+        let (dev, rtnl) = unsafe { (Device::<T>::from_raw_ptr(dev), Rtnl::assume_held()) };
         let known = 1u64
             .checked_shl(T::PRIV_FLAGS.len() as u32)
             .map_or(u32::MAX, |b| (b - 1) as u32);
         if flags & !known != 0 {
             return EINVAL.to_errno();
         }
-        from_result(|| T::set_priv_flags(dev, flags).map(|()| 0))
+        from_result(|| T::set_priv_flags(dev, &rtnl, flags).map(|()| 0))
     }
 
     pub(crate) const TABLE: kernel::bindings::ethtool_ops = kernel::bindings::ethtool_ops {

@@ -9,8 +9,9 @@
 //! schedules it; stopping it undoes all three in reverse order.
 
 use core::{
-    marker::PhantomPinned,
-    sync::atomic::{AtomicU32, Ordering},
+    cell::{Cell, UnsafeCell},
+    marker::{PhantomData, PhantomPinned},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering},
 };
 
 use kernel::{
@@ -21,18 +22,115 @@ use kernel::{
 };
 
 use crate::ffi;
-use crate::net::netdev::{Device, Operations};
+use crate::net::netdev::{Device, Operations, Rtnl};
 use crate::net::skb::SkBuff;
 
 /// The poll callback of a device's NAPI instance.
 pub trait Poll: Operations {
-    /// Processes up to `budget` units of work; returns how many were done.
-    /// A return below `budget` means the work is done and the driver has
-    /// called [`Napi::complete_done`].
-    fn poll(dev: &Device<Self>, napi: &Napi, budget: i32) -> i32;
+    /// Processes up to `ctx.budget()` units of work; returns how many were
+    /// done. A return below the budget means the work is done and the
+    /// driver has called [`PollCtx::complete_done`]; the core never sees
+    /// more than the budget (the trampoline clamps and warns once).
+    fn poll(dev: &Device<Self>, ctx: PollCtx<'_>) -> i32;
 }
 
-/// Room for a C `struct napi_struct`. `kernel::bindings` declares the type
+/// One call of a NAPI instance's poll: the operations only a poll may do
+/// (allocate receive skbs from the per-CPU NAPI caches, hand skbs to GRO,
+/// complete the instance) are methods of this, which only the poll
+/// trampoline makes.
+///
+/// It also counts the skbs handed to the stack, so that the budget is the
+/// stack's count and not the driver's estimate.
+///
+/// # Invariants
+///
+/// A value exists only during a call of `napi`'s poll callback, on the CPU
+/// running it, in softirq context (or netpoll's, with `budget == 0`). It is
+/// neither `Send` nor `Sync` and cannot be cloned or made elsewhere.
+pub struct PollCtx<'a> {
+    napi: &'a Napi,
+    budget: i32,
+    delivered: Cell<i32>,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl<'a> PollCtx<'a> {
+    /// The NAPI instance being polled.
+    pub fn napi(&self) -> &'a Napi {
+        self.napi
+    }
+
+    /// The budget of this poll: at most this many skbs go to the stack. A
+    /// budget of 0 is netpoll's (possibly with interrupts off): transmit
+    /// completions only, no receive and no allocation.
+    pub fn budget(&self) -> i32 {
+        self.budget
+    }
+
+    /// skbs handed to the stack so far in this poll.
+    pub fn delivered(&self) -> i32 {
+        self.delivered.get()
+    }
+
+    /// How many more skbs this poll may hand to the stack.
+    pub fn budget_left(&self) -> i32 {
+        (self.budget - self.delivered.get()).max(0)
+    }
+
+    /// Allocates an skb for a received frame of `len` bytes; `None` with a
+    /// budget of 0 (netpoll: no receive).
+    pub fn alloc_skb(&self, len: u32) -> Option<SkBuff> {
+        if self.budget == 0 {
+            return None;
+        }
+        // SAFETY: in `napi`'s poll, softirq context (type invariant), as
+        // `napi_alloc_skb` requires.
+        let skb = unsafe { kernel::bindings::napi_alloc_skb(self.napi.as_raw(), len) };
+        if skb.is_null() {
+            return None;
+        }
+        // SAFETY: a fresh skb that we own.
+        Some(unsafe { SkBuff::from_raw(skb) })
+    }
+
+    /// Hands a received frame to the stack through GRO; counts it against
+    /// the budget.
+    pub fn gro_receive(&self, skb: SkBuff) {
+        self.delivered.set(self.delivered.get().saturating_add(1));
+        // SAFETY: in `napi`'s poll (type invariant); the stack takes the skb.
+        unsafe { ffi::pagefill_napi_gro_receive(self.napi.as_raw(), skb.into_raw()) };
+    }
+
+    /// Ends a poll that did `work`, if that is below the budget; returns
+    /// whether the driver should re-arm its interrupt (false too when
+    /// `work` is not below the budget: the instance stays scheduled).
+    pub fn complete_done(self, work: i32) -> bool {
+        if work >= self.budget {
+            return false;
+        }
+        // SAFETY: in `napi`'s poll (type invariant), once (the context is
+        // consumed), with work below the budget.
+        unsafe { ffi::napi_complete_done(self.napi.as_raw(), work) }
+    }
+
+    /// [`Self::complete_done`] for a poll that left work undone for want of
+    /// memory: if the instance completes, it polls again in about `ms`
+    /// milliseconds from a timer, rather than spinning in softirq context
+    /// until memory comes back.
+    pub fn complete_done_retry(self, work: i32, ms: u32) -> bool {
+        let napi = self.napi;
+        let completed = self.complete_done(work);
+        if completed {
+            // SAFETY: the instance is started (its poll runs) and its retry
+            // timer was set up with it; the timer only schedules it.
+            unsafe { ffi::pagefill_napi_retry_later(napi.as_raw(), ms) };
+        }
+        completed
+    }
+}
+
+/// Room for a C `struct pagefill_napi`: a `struct napi_struct` and the
+/// driver's retry timer. `kernel::bindings` declares the NAPI type
 /// opaque (zero-sized), so its size and alignment come from the C compiler,
 /// through the driver's bindgen run.
 #[repr(C, align(8))]
@@ -60,10 +158,13 @@ pub struct Napi {
     _pin: PhantomPinned,
 }
 
-// SAFETY: the NAPI core serialises polls; the methods here are callable
-// from any context the C API allows.
+// SAFETY: a `Napi` is only its C storage and two atomics; nothing in it is
+// tied to the thread that made it.
 unsafe impl Send for Napi {}
-// SAFETY: as above.
+// SAFETY: the methods taking `&self` are `start` and `stop`, which take
+// the RTNL token, so never run two at once, and which read and write `irq`
+// and `queue` atomically; the operations that the C API allows only inside
+// the poll are on [`PollCtx`], which is neither `Send` nor `Sync`.
 unsafe impl Sync for Napi {}
 
 /// Schedules the NAPI instance an interrupt belongs to.
@@ -94,7 +195,103 @@ unsafe extern "C" fn poll<T: Poll>(
     // SAFETY: a started NAPI is added to a device registered for `T`, which
     // outlives it.
     let dev = unsafe { Device::<T>::from_raw_ptr(ffi::pagefill_napi_dev(napi)) };
-    T::poll(dev, this, budget)
+    // INVARIANT: made here, in the poll callback, and gone when it returns.
+    let ctx = PollCtx {
+        napi: this,
+        budget,
+        delivered: Cell::new(0),
+        _not_send: PhantomData,
+    };
+    let work = T::poll(dev, ctx);
+    // The core's accounting breaks (and it warns) on more than the budget.
+    if work > budget {
+        kernel::warn_on!(true);
+        return budget;
+    }
+    work
+}
+
+/// State that belongs to one NAPI instance: its poll uses it without a
+/// lock, and the driver sets it up and tears it down while the instance is
+/// stopped. The instance is the one first passed to [`Self::stopped_mut`].
+///
+/// # Invariants
+///
+/// Once `owner` is set (never to another value), `value` is accessed only
+/// through [`Self::poll_mut`] (inside a poll of `owner`, whose polls never
+/// overlap) and [`Self::stopped_mut`] (while `owner` is stopped under RTNL,
+/// so no poll runs and none can start, with `busy` held so two such
+/// accesses never overlap either). `owner` is only compared, never
+/// dereferenced.
+pub struct NapiOwned<T> {
+    value: UnsafeCell<T>,
+    owner: AtomicPtr<Napi>,
+    busy: AtomicBool,
+}
+
+// SAFETY: the value moves with the owner's data; `T: Send` lets it.
+unsafe impl<T: Send> Send for NapiOwned<T> {}
+// SAFETY: shared references only reach the value as `&mut T` one at a
+// time (type invariant), from whichever thread polls or holds RTNL.
+unsafe impl<T: Send> Sync for NapiOwned<T> {}
+
+impl<T> NapiOwned<T> {
+    /// `value`, with no owner yet.
+    pub fn new(value: T) -> Self {
+        Self {
+            value: UnsafeCell::new(value),
+            owner: AtomicPtr::new(core::ptr::null_mut()),
+            busy: AtomicBool::new(false),
+        }
+    }
+
+    /// The value, in a poll of its owner, for as long as the poll context
+    /// is borrowed (the context comes back shared, for the poll-only
+    /// operations); `None` in another instance's poll.
+    pub fn poll_mut<'a, 'p>(
+        &'a self,
+        ctx: &'a mut PollCtx<'p>,
+    ) -> Option<(&'a mut T, &'a PollCtx<'p>)> {
+        if !core::ptr::eq(ctx.napi(), self.owner.load(Ordering::Acquire)) {
+            return None;
+        }
+        // SAFETY: in a poll of the owner (checked above), which runs once
+        // at a time; `ctx` stays borrowed for `'a`, so this poll makes no
+        // second such reference; the owner polls only while started, so
+        // no `stopped_mut` access overlaps (type invariant).
+        Some((unsafe { &mut *self.value.get() }, ctx))
+    }
+
+    /// Runs `f` with the value while `owner` is stopped, under RTNL, and
+    /// makes `owner` the value's owner if it has none; `None` if `owner`
+    /// runs or is not the owner, or if a `stopped_mut` access is running
+    /// already (a nested call).
+    pub fn stopped_mut<R>(
+        &self,
+        owner: &Napi,
+        _rtnl: &Rtnl<'_>,
+        f: impl FnOnce(&mut T) -> R,
+    ) -> Option<R> {
+        let owner_ptr = core::ptr::from_ref(owner).cast_mut();
+        let bound = self.owner.compare_exchange(
+            core::ptr::null_mut(),
+            owner_ptr,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        if bound.is_err_and(|p| p != owner_ptr)
+            || owner.irq.load(Ordering::Acquire) != 0
+            || self.busy.swap(true, Ordering::Acquire)
+        {
+            return None;
+        }
+        // SAFETY: `owner` is the value's owner and stopped; RTNL (held: the
+        // token) keeps it so, as it is started only under RTNL: no poll
+        // runs; `busy` keeps out every other `stopped_mut` access.
+        let r = f(unsafe { &mut *self.value.get() });
+        self.busy.store(false, Ordering::Release);
+        Some(r)
+    }
 }
 
 impl Napi {
@@ -121,10 +318,10 @@ impl Napi {
     /// settings persist while the device lives), enables it, requests
     /// interrupt `irq` (named `name`) to schedule it, and records it (with
     /// its interrupt) as serving receive and transmit queue `queue`, which
-    /// netlink reports (`napi-get`, `queue-get`). Called under RTNL
-    /// (`ndo_open`).
+    /// netlink reports (`napi-get`, `queue-get`).
     pub fn start<T: Poll>(
         &self,
+        _rtnl: &Rtnl<'_>,
         dev: &Device<T>,
         irq: u32,
         name: &'static CStr,
@@ -167,8 +364,9 @@ impl Napi {
             }
             return Err(Error::from_errno(ret));
         }
-        // SAFETY: added to `dev` above; the caller holds RTNL; `queue` is
-        // one of the device's queues (the core ignores the call otherwise).
+        // SAFETY: added to `dev` above; RTNL is held (the token's
+        // invariant); `queue` is one of the device's queues (the core
+        // ignores the call otherwise).
         unsafe {
             ffi::netif_queue_set_napi(
                 dev.as_raw(),
@@ -191,16 +389,25 @@ impl Napi {
 
     /// Frees the interrupt, disables the instance (waiting for a running
     /// poll) and removes it from its device. Does nothing if not started.
-    pub fn stop(&self) {
+    pub fn stop(&self, _rtnl: &Rtnl<'_>) {
+        self.stop_locked();
+    }
+
+    /// [`Self::stop`], for a caller that holds RTNL or knows the instance
+    /// stopped already (drop, after the device was unregistered).
+    fn stop_locked(&self) {
         let irq = self.irq.swap(0, Ordering::AcqRel);
         if irq == 0 {
             return;
         }
         let queue = self.queue.load(Ordering::Acquire);
         // SAFETY: started (type invariant): the interrupt is ours with this
-        // cookie; after `free_irq` nothing schedules the NAPI any more. The
-        // queues forget the instance first (RTNL is held: `ndo_stop`, or
-        // the device is being unregistered).
+        // cookie; after `free_irq` nothing but the retry timer schedules the
+        // NAPI, and `pagefill_netif_napi_del` shuts that down after
+        // `napi_disable`. The queues forget the instance first: RTNL is held
+        // (`stop`'s token), or the instance was stopped already by
+        // `ndo_stop` (unregistering runs it before the data is dropped) and
+        // this is not reached.
         unsafe {
             let dev = ffi::pagefill_napi_dev(self.as_raw());
             for ty in [
@@ -214,35 +421,11 @@ impl Napi {
             ffi::pagefill_netif_napi_del(self.as_raw());
         }
     }
-
-    /// Ends a poll that did `work` (less than its budget); returns whether
-    /// the driver should re-arm its interrupt.
-    pub fn complete_done(&self, work: i32) -> bool {
-        // SAFETY: called from this instance's poll, as the C API requires.
-        unsafe { ffi::napi_complete_done(self.as_raw(), work) }
-    }
-
-    /// Allocates an skb for a received frame of `len` bytes.
-    pub fn alloc_skb(&self, len: u32) -> Option<SkBuff> {
-        // SAFETY: called from this instance's poll (softirq context).
-        let skb = unsafe { kernel::bindings::napi_alloc_skb(self.as_raw(), len) };
-        if skb.is_null() {
-            return None;
-        }
-        // SAFETY: a fresh skb that we own.
-        Some(unsafe { SkBuff::from_raw(skb) })
-    }
-
-    /// Hands a received frame to the stack through GRO.
-    pub fn gro_receive(&self, skb: SkBuff) {
-        // SAFETY: called from this instance's poll; the stack takes the skb.
-        unsafe { ffi::pagefill_napi_gro_receive(self.as_raw(), skb.into_raw()) };
-    }
 }
 
 #[pinned_drop]
 impl PinnedDrop for Napi {
     fn drop(self: Pin<&mut Self>) {
-        self.stop();
+        self.stop_locked();
     }
 }

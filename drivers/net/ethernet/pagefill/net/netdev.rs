@@ -13,13 +13,108 @@ use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
 use kernel::{
     device::{self, Bound},
     error::{from_result, to_result},
-    ffi::{c_int, c_uint, c_void},
+    ffi::{c_char, c_int, c_uint, c_void},
     prelude::*,
     types::Opaque, //
 };
 
 use crate::ffi;
+use crate::net::napi::PollCtx;
 use crate::net::skb::SkBuff;
+
+/// Proof that the caller holds RTNL, the lock that serialises the
+/// configuration of network devices: the operations the core calls under
+/// it receive one, and the operations that need it take one.
+///
+/// # Invariants
+///
+/// RTNL is held for `'a`. Only the trampolines of operations the core
+/// calls under RTNL make one; it is neither `Send` nor `Sync`.
+pub struct Rtnl<'a>(PhantomData<(&'a (), *mut ())>);
+
+impl Rtnl<'_> {
+    /// # Safety
+    ///
+    /// RTNL must be held for the life of the value.
+    pub(crate) unsafe fn assume_held() -> Self {
+        // INVARIANT: the caller's guarantee.
+        Self(PhantomData)
+    }
+}
+
+/// One call of `ndo_start_xmit` on transmit queue `queue()`: the operations
+/// that need that queue's transmit lock or the transmit path's per-CPU
+/// state (byte queue limits, `xmit_more`).
+///
+/// # Invariants
+///
+/// Exists only during an `ndo_start_xmit` call for queue `queue`, whose
+/// transmit lock the core holds; neither `Send` nor `Sync`.
+pub struct XmitCtx<'a> {
+    queue: u32,
+    _not_send: PhantomData<(&'a (), *mut ())>,
+}
+
+impl XmitCtx<'_> {
+    /// The transmit queue the stack picked (`skb_get_queue_mapping`), at
+    /// most the number of real queues.
+    pub fn queue(&self) -> u32 {
+        self.queue
+    }
+
+    /// Whether the stack has more frames coming right after this one, so
+    /// the doorbell may wait.
+    pub fn xmit_more(&self) -> bool {
+        // SAFETY: reads the current CPU's transmit state, in
+        // `ndo_start_xmit` (type invariant).
+        unsafe { ffi::pagefill_xmit_more() }
+    }
+
+    /// Byte queue limits: `bytes` were queued to the device on this queue.
+    pub fn tx_sent<T: Operations>(&self, dev: &Device<T>, bytes: u32) {
+        // SAFETY: the device is valid; the helper ignores a queue it lacks;
+        // the queue's transmit lock is held (type invariant), as BQL
+        // requires.
+        unsafe { ffi::pagefill_tx_sent(dev.as_raw(), self.queue, bytes) }
+    }
+}
+
+/// A log message formatted on the stack (logging may happen in any context,
+/// where nothing may be allocated), cut at [`LogLine::CAPACITY`] bytes and
+/// NUL-terminated.
+struct LogLine {
+    buf: [u8; LogLine::CAPACITY + 1],
+    len: usize,
+}
+
+impl LogLine {
+    const CAPACITY: usize = 159;
+
+    fn new() -> Self {
+        Self {
+            buf: [0; Self::CAPACITY + 1],
+            len: 0,
+        }
+    }
+
+    /// The message as a C string (the buffer's last byte is never written).
+    fn as_ptr(&self) -> *const c_char {
+        self.buf.as_ptr().cast()
+    }
+}
+
+impl core::fmt::Write for LogLine {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = Self::CAPACITY - self.len;
+        let n = s.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        if n < s.len() {
+            return Err(core::fmt::Error);
+        }
+        Ok(())
+    }
+}
 
 /// `NETDEV_ALIGN`: the private area's alignment.
 const NETDEV_ALIGN: usize = 32;
@@ -72,13 +167,13 @@ pub trait Operations: Sized + 'static {
     const ETHTOOL: Option<&'static kernel::bindings::ethtool_ops> = None;
 
     /// Brings the interface up (`ndo_open`).
-    fn open(dev: &Device<Self>) -> Result;
+    fn open(dev: &Device<Self>, rtnl: &Rtnl<'_>) -> Result;
 
     /// Brings the interface down (`ndo_stop`).
-    fn stop(dev: &Device<Self>) -> Result;
+    fn stop(dev: &Device<Self>, rtnl: &Rtnl<'_>) -> Result;
 
     /// Transmits a frame (`ndo_start_xmit`).
-    fn start_xmit(skb: SkBuff, dev: &Device<Self>) -> TxOutcome;
+    fn start_xmit(skb: SkBuff, dev: &Device<Self>, ctx: &XmitCtx<'_>) -> TxOutcome;
 
     /// Reports statistics (`ndo_get_stats64`).
     fn get_stats64(_dev: &Device<Self>, _stats: &mut Stats64<'_>) {
@@ -87,7 +182,7 @@ pub trait Operations: Sized + 'static {
 
     /// Changes the MTU (`ndo_change_mtu`), already checked against the
     /// device's minimum and maximum.
-    fn change_mtu(_dev: &Device<Self>, _mtu: u32) -> Result {
+    fn change_mtu(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _mtu: u32) -> Result {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -100,6 +195,14 @@ pub trait Operations: Sized + 'static {
     /// Counters of transmit queue `idx`, as for [`Self::queue_stats_rx`].
     /// Implemented together with it.
     fn queue_stats_tx(_dev: &Device<Self>, _idx: u32) -> QueueStatsTx {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Counters of the queues that are not in use (beyond the real number
+    /// of queues), for which the core adds no per-queue counters: with
+    /// them, the per-queue counters add up to the device's totals after a
+    /// queue count shrinks. Implemented with [`Self::queue_stats_rx`].
+    fn queue_stats_base(_dev: &Device<Self>) -> (QueueStatsRx, QueueStatsTx) {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -119,7 +222,7 @@ pub trait Operations: Sized + 'static {
 
     /// Restarts the device, as asked by [`Device::schedule_restart`]: in
     /// process context, under RTNL, only while the interface is up.
-    fn restart(_dev: &Device<Self>) -> Result {
+    fn restart(_dev: &Device<Self>, _rtnl: &Rtnl<'_>) -> Result {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -182,26 +285,26 @@ impl<T: Operations> StatOpsTable<T> {
         stats.bytes = q.bytes;
     }
 
-    /// The counters live with the queues for the device's whole life, so
-    /// nothing is counted outside them: the base is zero.
+    /// The counters of the queues not in use.
     ///
     /// # Safety
     ///
-    /// `rx` and `tx` valid and writable.
+    /// `dev` as for [`Self::rx`]; `rx` and `tx` valid and writable.
     unsafe extern "C" fn base(
-        _dev: *mut kernel::bindings::net_device,
+        dev: *mut kernel::bindings::net_device,
         rx: *mut ffi::netdev_queue_stats_rx,
         tx: *mut ffi::netdev_queue_stats_tx,
     ) {
-        // SAFETY: the core passes valid structures.
-        let (rx, tx) = unsafe { (&mut *rx, &mut *tx) };
-        rx.packets = 0;
-        rx.bytes = 0;
-        rx.alloc_fail = 0;
-        rx.csum_unnecessary = 0;
-        rx.csum_none = 0;
-        tx.packets = 0;
-        tx.bytes = 0;
+        // SAFETY: the core passes a registered device and valid structures.
+        let (dev, rx, tx) = unsafe { (Device::<T>::from_raw(dev), &mut *rx, &mut *tx) };
+        let (r, t) = T::queue_stats_base(dev);
+        rx.packets = r.packets;
+        rx.bytes = r.bytes;
+        rx.alloc_fail = r.alloc_fail;
+        rx.csum_unnecessary = r.csum_unnecessary;
+        rx.csum_none = r.csum_none;
+        tx.packets = t.packets;
+        tx.bytes = t.bytes;
     }
 
     const TABLE: ffi::netdev_stat_ops = ffi::netdev_stat_ops {
@@ -326,42 +429,29 @@ impl<T: Operations> Device<T> {
         unsafe { ffi::pagefill_tx_stopped(self.as_raw(), q) }
     }
 
-    /// Byte queue limits: `bytes` were queued to the device on queue `q`.
-    /// Called from `ndo_start_xmit` for that queue (under its lock).
-    pub fn tx_sent(&self, q: u32, bytes: u32) {
+    /// Byte queue limits: `pkts` frames of `bytes` completed on queue `q`,
+    /// from the poll of the NAPI instance that serves it (completions of a
+    /// queue must not race each other).
+    pub fn tx_completed(&self, _ctx: &PollCtx<'_>, q: u32, pkts: u32, bytes: u32) {
         // SAFETY: the device is valid; the helper ignores a queue it lacks;
-        // the caller holds the queue's transmit lock, as BQL requires.
-        unsafe { ffi::pagefill_tx_sent(self.as_raw(), q, bytes) }
-    }
-
-    /// Byte queue limits: `pkts` frames of `bytes` completed on queue `q`.
-    pub fn tx_completed(&self, q: u32, pkts: u32, bytes: u32) {
-        // SAFETY: the device is valid; the helper ignores a queue it lacks.
+        // in a NAPI poll (the context's invariant), which runs once at a time.
         unsafe { ffi::pagefill_tx_completed(self.as_raw(), q, pkts, bytes) }
     }
 
     /// Byte queue limits: forget what was in flight on queue `q` (its ring
-    /// was reset).
-    pub fn tx_reset(&self, q: u32) {
-        // SAFETY: the device is valid; the helper ignores a queue it lacks.
+    /// was reset), under RTNL with the queue disabled.
+    pub fn tx_reset(&self, _rtnl: &Rtnl<'_>, q: u32) {
+        // SAFETY: the device is valid; the helper ignores a queue it lacks;
+        // RTNL is held (the token's invariant).
         unsafe { ffi::pagefill_tx_reset(self.as_raw(), q) }
     }
 
     /// Sets how many receive and transmit queues the stack uses (at most
-    /// as many as the device was allocated with). Called under RTNL
-    /// (`ndo_open`, ethtool).
-    pub fn set_real_num_queues(&self, n: u32) -> Result {
-        // SAFETY: the device is valid; RTNL is held by the caller, as the
-        // core requires for a registered device.
+    /// as many as the device was allocated with).
+    pub fn set_real_num_queues(&self, _rtnl: &Rtnl<'_>, n: u32) -> Result {
+        // SAFETY: the device is valid; RTNL is held (the token's
+        // invariant), as the core requires for a registered device.
         to_result(unsafe { ffi::netif_set_real_num_queues(self.as_raw(), n, n) })
-    }
-
-    /// Whether the stack has more frames coming right after this one, so
-    /// the doorbell may wait.
-    pub fn xmit_more(&self) -> bool {
-        // SAFETY: reads the current CPU's transmit state; called from
-        // `ndo_start_xmit`.
-        unsafe { ffi::pagefill_xmit_more() }
     }
 
     /// Bytes of `frame`'s protocol headers (Ethernet, IP, transport) as the
@@ -396,6 +486,37 @@ impl<T: Operations> Device<T> {
         unsafe { ffi::pagefill_netdev_mtu(self.as_raw()) }
     }
 
+    /// Logs an error with the device's name (`netdev_err`).
+    pub fn err(&self, args: core::fmt::Arguments<'_>) {
+        self.log(ffi::pagefill_log_level_PAGEFILL_LOG_ERR, &args);
+    }
+
+    /// Logs a warning with the device's name (`netdev_warn`), at most as
+    /// often as `net_ratelimit()` allows: for NAPI and interrupt context,
+    /// where a device can cause it at any rate.
+    pub fn warn_ratelimited(&self, args: core::fmt::Arguments<'_>) {
+        self.log(ffi::pagefill_log_level_PAGEFILL_LOG_WARN_RATELIMITED, &args);
+    }
+
+    fn log(&self, level: ffi::pagefill_log_level, args: &core::fmt::Arguments<'_>) {
+        let mut line = LogLine::new();
+        // A message longer than the line is cut, not an error.
+        let _ = core::fmt::write(&mut line, *args);
+        // SAFETY: the device is valid (type invariant); the line is a
+        // NUL-terminated string that outlives the call.
+        unsafe { ffi::pagefill_netdev_log(self.as_raw(), level, line.as_ptr()) }
+    }
+
+    /// Stops the parent PCI device from mastering the bus
+    /// (`pci_clear_master`): for a device that did not come back from a
+    /// reset and must not reach memory the host takes back. Does nothing
+    /// for a parent that is not a PCI device.
+    pub fn clear_bus_master(&self) {
+        // SAFETY: the device is valid (type invariant); its parent is bound
+        // while the device is registered (`Registration::new`).
+        unsafe { ffi::pagefill_clear_bus_master(self.as_raw()) }
+    }
+
     /// Asks for [`Operations::restart`] in process context, from any
     /// context; false if a restart is already pending or `T` has none.
     pub fn schedule_restart(&self) -> bool {
@@ -413,18 +534,20 @@ impl<T: Operations> OpsTable<T> {
     ///
     /// `dev` must be a device registered by [`Registration::new`] for `T`.
     unsafe extern "C" fn open(dev: *mut kernel::bindings::net_device) -> c_int {
-        // SAFETY: the stack calls `ndo_open` with a registered device.
-        let dev = unsafe { Device::from_raw(dev) };
-        from_result(|| T::open(dev).map(|()| 0))
+        // SAFETY: the stack calls `ndo_open` with a registered device,
+        // under RTNL.
+        let (dev, rtnl) = unsafe { (Device::from_raw(dev), Rtnl::assume_held()) };
+        from_result(|| T::open(dev, &rtnl).map(|()| 0))
     }
 
     /// # Safety
     ///
     /// As for [`Self::open`].
     unsafe extern "C" fn stop(dev: *mut kernel::bindings::net_device) -> c_int {
-        // SAFETY: the stack calls `ndo_stop` with a registered device.
-        let dev = unsafe { Device::from_raw(dev) };
-        from_result(|| T::stop(dev).map(|()| 0))
+        // SAFETY: the stack calls `ndo_stop` with a registered device,
+        // under RTNL.
+        let (dev, rtnl) = unsafe { (Device::from_raw(dev), Rtnl::assume_held()) };
+        from_result(|| T::stop(dev, &rtnl).map(|()| 0))
     }
 
     /// # Safety
@@ -439,9 +562,16 @@ impl<T: Operations> OpsTable<T> {
         // unless it returns NETDEV_TX_BUSY, in which case the driver gives
         // it back below.
         let skb = unsafe { SkBuff::from_raw(skb) };
+        let queue = u32::from(skb.queue_mapping());
         // SAFETY: the stack calls `ndo_start_xmit` with a registered device.
         let dev = unsafe { Device::from_raw(dev) };
-        match T::start_xmit(skb, dev) {
+        // INVARIANT: in `ndo_start_xmit` for the skb's queue, whose transmit
+        // lock the core holds.
+        let ctx = XmitCtx {
+            queue,
+            _not_send: PhantomData,
+        };
+        match T::start_xmit(skb, dev, &ctx) {
             TxOutcome::Ok => ffi::netdev_tx_NETDEV_TX_OK,
             TxOutcome::Busy(skb) => {
                 // The stack keeps ownership of a frame it gets back busy.
@@ -471,10 +601,10 @@ impl<T: Operations> OpsTable<T> {
     unsafe extern "C" fn change_mtu(dev: *mut kernel::bindings::net_device, mtu: c_int) -> c_int {
         // SAFETY: the stack calls `ndo_change_mtu` with a registered device,
         // under RTNL, after checking `mtu` against min_mtu and max_mtu.
-        let dev = unsafe { Device::<T>::from_raw(dev) };
+        let (dev, rtnl) = unsafe { (Device::<T>::from_raw(dev), Rtnl::assume_held()) };
         from_result(|| {
             let mtu = u32::try_from(mtu).map_err(|_| EINVAL)?;
-            T::change_mtu(dev, mtu)?;
+            T::change_mtu(dev, &rtnl, mtu)?;
             // SAFETY: the device is valid and RTNL is held by the caller.
             unsafe { ffi::pagefill_netdev_set_mtu(dev.as_raw(), mtu) };
             Ok(0)
@@ -510,8 +640,8 @@ impl<T: Operations> OpsTable<T> {
         // SAFETY: the restart work runs for a device of `T` that
         // `Registration::drop` has not freed yet (it cancels the work
         // first), under RTNL.
-        let dev = unsafe { Device::<T>::from_raw(dev) };
-        if let Err(e) = T::restart(dev) {
+        let (dev, rtnl) = unsafe { (Device::<T>::from_raw(dev), Rtnl::assume_held()) };
+        if let Err(e) = T::restart(dev, &rtnl) {
             pr_err!("restart failed: {:?}\n", e);
         }
     }
@@ -731,11 +861,22 @@ impl<T: Operations> Drop for Registration<T> {
         let raw = self.dev.as_ptr();
         // SAFETY: the device is registered (type invariant). Unregistering
         // stops it (ndo_stop) and waits until no operation runs; a restart
-        // queued meanwhile finds it down and is waited for. Then the data
-        // can be dropped, and the device freed.
+        // queued meanwhile finds it down and is waited for.
         unsafe {
             ffi::unregister_netdev(raw);
             ffi::pagefill_cancel_restart(raw);
+        }
+        // A NAPI instance still added to the device may still poll, with a
+        // reference to the data: a driver whose `stop` left one gets its
+        // data and device leaked (and a warning), not freed under a poll.
+        // SAFETY: the device is valid until freed below.
+        if unsafe { ffi::pagefill_netdev_has_napi(raw) } {
+            kernel::warn_on!(true);
+            return;
+        }
+        // SAFETY: unregistered, nothing polls and no operation runs: the
+        // data can be dropped, and the device freed.
+        unsafe {
             core::ptr::drop_in_place(ffi::pagefill_netdev_priv(raw).cast::<T::Data>());
             ffi::free_netdev(raw);
         }

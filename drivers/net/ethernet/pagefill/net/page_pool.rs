@@ -9,7 +9,7 @@ use core::ptr::NonNull;
 use kernel::{error::from_err_ptr, prelude::*};
 
 use crate::ffi;
-use crate::net::napi::Napi;
+use crate::net::napi::{Napi, PollCtx};
 use crate::net::netdev::{Device, Operations};
 
 /// A page pool of buffers (2^order pages each) mapped for the device to
@@ -21,13 +21,17 @@ use crate::net::netdev::{Device, Operations};
 /// whose buffers are `buf_len` bytes.
 pub struct PagePool {
     pool: NonNull<kernel::bindings::page_pool>,
+    /// The NAPI instance whose poll alone allocates from the pool.
+    napi: *const Napi,
     buf_len: usize,
 }
 
-// SAFETY: the pool's allocation and recycling are safe from any context the
-// C API documents; ownership may move between threads.
+// SAFETY: a pool may be created and destroyed on any thread; allocation,
+// the one operation tied to a context, takes that context's proof.
 unsafe impl Send for PagePool {}
-// SAFETY: shared use only allocates pages, which the pool serialises.
+// SAFETY: the only `&self` operations are `buf_len` (a plain read) and
+// `alloc`, which needs a `PollCtx` of the pool's NAPI instance: allocations
+// are therefore serialised by NAPI, as the pool's lockless cache requires.
 unsafe impl Sync for PagePool {}
 
 impl PagePool {
@@ -50,6 +54,7 @@ impl PagePool {
         // ruled out errors.
         Ok(Self {
             pool: NonNull::new(pool).ok_or(ENOMEM)?,
+            napi: core::ptr::from_ref(napi),
             buf_len: kernel::page::PAGE_SIZE << order,
         })
     }
@@ -59,16 +64,24 @@ impl PagePool {
         self.buf_len
     }
 
-    /// Takes a buffer from the pool, DMA-mapped and synced for the device.
-    pub fn alloc(&self) -> Option<PoolPage> {
-        // SAFETY: the pool is live (type invariant).
+    /// Takes a buffer from the pool, DMA-mapped and synced for the device,
+    /// in a poll of the NAPI instance the pool belongs to; `None` from any
+    /// other instance's poll, in netpoll's (budget 0), or without memory.
+    pub fn alloc(&self, ctx: &PollCtx<'_>) -> Option<PoolPage> {
+        if !core::ptr::eq(ctx.napi(), self.napi) || ctx.budget() == 0 {
+            return None;
+        }
+        // SAFETY: the pool is live (type invariant), and this is its NAPI
+        // instance's poll, which serialises allocations.
         let page =
             NonNull::new(unsafe { ffi::pagefill_page_pool_dev_alloc_pages(self.pool.as_ptr()) })?;
-        // INVARIANT: a buffer of this pool, owned by us.
+        // INVARIANT: a buffer of this pool, owned by us, that nobody else
+        // accesses (fresh from the pool); nothing of it is synced for the CPU.
         Some(PoolPage {
             page,
             pool: self.pool,
             len: self.buf_len,
+            synced: 0,
         })
     }
 }
@@ -81,28 +94,37 @@ impl Drop for PagePool {
     }
 }
 
-/// A buffer taken from a [`PagePool`]; this value's reference returns to
-/// the pool on drop. skbs may hold references of their own to parts of it
-/// (see [`crate::net::skb::SkBuff::add_pool_frag`]).
+/// A buffer taken from a [`PagePool`], owned by the CPU; this value's
+/// reference returns to the pool on drop. skbs may hold references of their
+/// own to parts of it (see [`crate::net::skb::SkBuff::add_pool_frag`]).
+///
+/// A buffer given to the device is a [`DevicePage`]: [`Self::post`] turns
+/// one into the other, and only [`DevicePage::reclaim`], which is `unsafe`,
+/// turns it back.
 ///
 /// # Invariants
 ///
 /// `page` is the head page of a `len`-byte buffer from `pool`, and this
 /// value holds one pool reference to it; the pool outlives the buffer (the
-/// core keeps a destroyed pool until its buffers return).
+/// core keeps a destroyed pool until its buffers return). The device does
+/// not access the buffer, and its first `synced` bytes are synced for the
+/// CPU and written by nobody while this value or an skb fragment of it
+/// exists.
 pub struct PoolPage {
     page: NonNull<kernel::bindings::page>,
     pool: NonNull<kernel::bindings::page_pool>,
     len: usize,
+    synced: usize,
 }
 
 // SAFETY: a pool page may be returned from any context.
 unsafe impl Send for PoolPage {}
-// SAFETY: shared access only reads the page's address and contents.
+// SAFETY: shared access only reads the page's address and its synced
+// contents, which nobody writes (type invariant).
 unsafe impl Sync for PoolPage {}
 
 impl PoolPage {
-    /// The page's DMA address, to hand to the device.
+    /// The page's DMA address.
     pub fn dma_addr(&self) -> u64 {
         // SAFETY: a live page of a mapping pool (type invariant).
         unsafe { ffi::pagefill_page_pool_get_dma_addr(self.page.as_ptr()) }
@@ -122,21 +144,32 @@ impl PoolPage {
         self.page.as_ptr()
     }
 
-    /// The first `len` bytes of the buffer as the device wrote them, synced
-    /// for the CPU. `len` is clamped to the buffer.
-    pub fn data(&self, len: usize) -> &[u8] {
-        let len = len.min(self.len);
+    /// The bytes the device wrote, as [`DevicePage::reclaim`] synced them
+    /// for the CPU (none for a buffer the device never had).
+    pub fn data(&self) -> &[u8] {
         // SAFETY: a live buffer of this pool, `self.len` bytes of directly
-        // mapped memory from its head page (type invariant; pool pages are
-        // never highmem); the device handed it back before the driver reads
-        // it, and nobody writes it while references to it exist.
+        // mapped memory from its head page (pool pages are never highmem);
+        // its first `synced <= len` bytes are synced for the CPU and nobody
+        // writes them while this value exists (type invariant).
         unsafe {
-            ffi::pagefill_page_pool_dma_sync_for_cpu(
-                self.pool.as_ptr(),
-                self.page.as_ptr(),
-                len as u32,
-            );
-            core::slice::from_raw_parts(ffi::pagefill_page_address(self.page.as_ptr()).cast(), len)
+            core::slice::from_raw_parts(
+                ffi::pagefill_page_address(self.page.as_ptr()).cast(),
+                self.synced,
+            )
+        }
+    }
+
+    /// Gives the buffer to the device: the caller is about to publish its
+    /// address where the device takes buffers from. The pool synced it for
+    /// the device when it handed it out (`PP_FLAG_DMA_SYNC_DEV`), and again
+    /// when it recycled it.
+    pub fn post(self) -> DevicePage {
+        let this = core::mem::ManuallyDrop::new(self);
+        // INVARIANT: the reference moves from `this`, which is not dropped.
+        DevicePage {
+            page: this.page,
+            pool: this.pool,
+            len: this.len,
         }
     }
 }
@@ -144,7 +177,93 @@ impl PoolPage {
 impl Drop for PoolPage {
     fn drop(&mut self) {
         // SAFETY: we hold one pool reference to the buffer (type invariant)
-        // and give it up here; the buffer recycles when the last goes.
+        // and give it up here; the buffer recycles when the last goes, and
+        // the device does not access it.
         unsafe { ffi::pagefill_page_pool_put_full_page(self.pool.as_ptr(), self.page.as_ptr()) };
+    }
+}
+
+/// A buffer from a [`PagePool`] that the device owns: posted where it takes
+/// buffers from, or taken and being written. Only its DMA address is
+/// readable. Dropping it leaks the buffer (and keeps its pool from being
+/// freed) rather than recycle memory the device may still write: the way
+/// back is [`Self::reclaim`].
+///
+/// # Invariants
+///
+/// As [`PoolPage`]'s, but the device may access the buffer at any time.
+pub struct DevicePage {
+    page: NonNull<kernel::bindings::page>,
+    pool: NonNull<kernel::bindings::page_pool>,
+    len: usize,
+}
+
+// SAFETY: only the address is read; the reference may move between threads.
+unsafe impl Send for DevicePage {}
+// SAFETY: as above.
+unsafe impl Sync for DevicePage {}
+
+impl DevicePage {
+    /// The page's DMA address, where the device takes it.
+    pub fn dma_addr(&self) -> u64 {
+        // SAFETY: a live page of a mapping pool (type invariant).
+        unsafe { ffi::pagefill_page_pool_get_dma_addr(self.page.as_ptr()) }
+    }
+
+    /// Bytes of the buffer.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer is empty (never: a buffer is at least a page).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Takes the buffer back from the device, its first `written` bytes
+    /// (clamped to the buffer) synced for the CPU to read.
+    ///
+    /// # Safety
+    ///
+    /// The device will not access the buffer again: it reported it written
+    /// and let go, it was reset, or it never took the buffer and can no
+    /// longer find it.
+    pub unsafe fn reclaim(self, written: usize) -> PoolPage {
+        let this = core::mem::ManuallyDrop::new(self);
+        let synced = written.min(this.len);
+        if synced > 0 {
+            // SAFETY: a live buffer of a mapping pool (type invariant), now
+            // the CPU's (the caller's guarantee).
+            unsafe {
+                ffi::pagefill_page_pool_dma_sync_for_cpu(
+                    this.pool.as_ptr(),
+                    this.page.as_ptr(),
+                    synced as u32,
+                )
+            };
+        }
+        // INVARIANT: the reference moves from `this`; the device is done
+        // with the buffer and its first `synced` bytes were synced above.
+        PoolPage {
+            page: this.page,
+            pool: this.pool,
+            len: this.len,
+            synced,
+        }
+    }
+
+    /// Gives up the buffer for good: the device may still own it (a reset
+    /// that failed). The page stays allocated and mapped, and the pool
+    /// stays in the core's list of pools waiting for pages.
+    pub fn leak(self) {
+        core::mem::forget(self);
+    }
+}
+
+impl Drop for DevicePage {
+    fn drop(&mut self) {
+        // Not recycled: the device may still write it. Driver code gives a
+        // buffer back with `reclaim` once the device is done with it.
+        kernel::warn_on!(true);
     }
 }

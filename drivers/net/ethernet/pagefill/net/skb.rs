@@ -316,20 +316,30 @@ impl TxMapped {
     }
 
     /// Unmaps the frame from `dev` (the device it was mapped for) and frees
-    /// the skb. The device must be done with it (its completion was seen,
-    /// or the device was reset).
-    pub fn unmap<T: Operations>(mut self, dev: &Device<T>) {
+    /// the skb.
+    ///
+    /// # Safety
+    ///
+    /// The device will not read the frame again: it never saw it, it
+    /// reported it done, or it was reset.
+    pub unsafe fn unmap<T: Operations>(mut self, dev: &Device<T>) {
         self.unmap_parts(dev);
         drop(self.into_skb());
+    }
+
+    /// Gives up the frame for good: the device may still read it (a reset
+    /// that failed). The mappings and the skb stay.
+    pub fn leak(self) {
+        core::mem::forget(self);
     }
 }
 
 impl Drop for TxMapped {
     fn drop(&mut self) {
-        // Dropped without `unmap`: a driver bug. Freeing memory the device
-        // may still read is worse than leaking it, so leak (kmemleak and the
-        // DMA API debugging will say so) and warn.
-        pr_warn!("pagefill: a mapped transmit frame was dropped without unmapping\n");
+        // Dropped without `unmap` or `leak`: a driver bug. Freeing memory
+        // the device may still read is worse than leaking it, so leak
+        // (kmemleak and the DMA API debugging will say so) and warn.
+        kernel::warn_on!(true);
     }
 }
 

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The interface's ethtool operations and the device's counters.
+
+use core::sync::atomic::Ordering;
+
+use kernel::{io::Io, pci, prelude::*, str::CStr};
+
+use crate::abi;
+use crate::iface::{mtu_fits, PagefillNetdev, MAX_POOL_BUF_SHIFT};
+use crate::net::bh;
+pub(crate) use crate::net::ethtool::EthtoolTable;
+use crate::net::ethtool::{Channels, Coalesce, EthtoolOps, Rings as RingParams};
+use crate::net::netdev::{Device, Rtnl};
+use crate::rings::TX_SHIFT_MAX;
+use crate::rx::RxConfig;
+
+/// Largest coalescing time `ethtool -C rx-usecs` accepts: 10 ms.
+const MAX_COALESCE_USECS: u32 = 10_000;
+
+/// The device's 32-bit counters as 64-bit totals since probe: each read
+/// adds what a register counted since the last (modulo 2^32), and a reset,
+/// which clears them, is preceded by a read. A register wraps in no less
+/// than about 19 minutes (64-byte frames at the link's rate); reading less
+/// often than that loses counts.
+pub(crate) struct DeviceCounters {
+    pub(crate) last: [u32; DEVICE_COUNTERS.len()],
+    pub(crate) total: [u64; DEVICE_COUNTERS.len()],
+}
+
+impl DeviceCounters {
+    /// Reads the registers into the totals (nothing if the device is gone).
+    pub(crate) fn update(&mut self, bar: &pci::DevresBar<{ abi::BAR0_SIZE }>) {
+        let Some(bar) = bar.try_access() else {
+            return;
+        };
+        // A device that stopped answering reads all ones everywhere.
+        if bar.read32(abi::reg::ID) != abi::ID_MAGIC {
+            return;
+        }
+        for ((last, total), reg) in self
+            .last
+            .iter_mut()
+            .zip(&mut self.total)
+            .zip(DEVICE_COUNTERS)
+        {
+            if let Ok(v) = bar.try_read32(reg) {
+                *total += u64::from(v.wrapping_sub(*last));
+                *last = v;
+            }
+        }
+    }
+}
+
+/// Device counters, in the order of the `dev_` statistics.
+pub(crate) const DEVICE_COUNTERS: [usize; 8] = [
+    abi::reg::RX_FRAMES,
+    abi::reg::STARVED,
+    abi::reg::DROP_UNJOINED,
+    abi::reg::DROP_OVERFLOW,
+    abi::reg::DROP_BAD_FRAME,
+    abi::reg::DROP_LINK_DOWN,
+    abi::reg::TX_FRAMES,
+    abi::reg::TX_BAD_DESC,
+];
+
+impl EthtoolOps for PagefillNetdev {
+    const DRIVER: &'static CStr = c"pagefill";
+    const QUEUE_STATS: &'static [(&'static str, &'static str)] = &[
+        ("rx", "packets"),
+        ("rx", "bytes"),
+        ("rx", "dropped"),
+        ("rx", "bad_completions"),
+        ("rx", "resyncs"),
+        ("rx", "starved"),
+        ("rx", "xon_doorbells"),
+        ("rx", "page_alloc_failed"),
+        ("rx", "copybreak"),
+        ("rx", "frags"),
+        ("rx", "buffers_allocated"),
+        ("rx", "buffers_recycled"),
+        ("rx", "csum_unnecessary"),
+        ("rx", "csum_none"),
+        ("rx", "merged_skbs"),
+        ("rx", "merged_frames"),
+        ("tx", "packets"),
+        ("tx", "bytes"),
+        ("tx", "dropped"),
+        ("tx", "bad_completions"),
+        ("tx", "sg_frames"),
+        ("tx", "csum_offload"),
+    ];
+    const DEVICE_STATS: &'static [&'static CStr] = &[
+        c"groups_joined",
+        c"group_join_failed",
+        c"device_fatal_errors",
+        c"tx_timeouts",
+        c"restarts",
+        c"restarts_failed",
+        c"dev_rx_frames",
+        c"dev_starved",
+        c"dev_drop_unjoined",
+        c"dev_drop_overflow",
+        c"dev_drop_bad_frame",
+        c"dev_drop_link_down",
+        c"dev_tx_frames",
+        c"dev_tx_bad_desc",
+    ];
+
+    fn speed(dev: &Device<Self>) -> u32 {
+        dev.data().link_mbps
+    }
+
+    fn stat_queues(dev: &Device<Self>) -> u32 {
+        dev.data().settings().queues
+    }
+
+    fn stats(dev: &Device<Self>, out: &mut [u64]) {
+        let data = dev.data();
+        let mut out = out.iter_mut();
+        for q in data.queues.iter().take(Self::stat_queues(dev) as usize) {
+            let rx = q.rx_stats.read();
+            let tx = bh::disabled(|| q.tx.lock().stats);
+            let values = [
+                rx.packets,
+                rx.bytes,
+                rx.dropped,
+                rx.bad,
+                rx.resync,
+                rx.starved,
+                rx.xon,
+                rx.alloc_failed,
+                rx.copybreak,
+                rx.frags,
+                rx.buf_alloc,
+                rx.buf_recycled,
+                rx.csum_unnecessary,
+                rx.csum_none,
+                rx.merged_skbs,
+                rx.merged_frames,
+                tx.packets,
+                tx.bytes,
+                tx.dropped,
+                tx.bad,
+                tx.sg,
+                tx.csum,
+            ];
+            for (v, o) in Iterator::zip(values.into_iter(), &mut out) {
+                *o = v;
+            }
+        }
+        let device = {
+            let mut counters = data.device_counters.lock();
+            counters.update(&data.bar);
+            counters.total
+        };
+        let values = [
+            data.groups_joined(),
+            data.join_failed.load(Ordering::Relaxed),
+            data.fatal_errors.load(Ordering::Relaxed),
+            data.tx_timeouts.load(Ordering::Relaxed),
+            data.restarts.load(Ordering::Relaxed),
+            data.restarts_failed.load(Ordering::Relaxed),
+        ];
+        for (o, v) in Iterator::zip(out, Iterator::chain(values.into_iter(), device)) {
+            *o = v;
+        }
+    }
+
+    fn rings(dev: &Device<Self>) -> RingParams {
+        let s = dev.data().settings();
+        RingParams {
+            rx_max: RxConfig::MAX_RING,
+            rx: s.rx.ring,
+            tx_max: 1 << TX_SHIFT_MAX,
+            tx: 1 << s.tx_shift,
+            rx_buf_len: 1 << s.rx.buf_shift,
+        }
+    }
+
+    fn set_rings(dev: &Device<Self>, rtnl: &Rtnl<'_>, r: &RingParams) -> Result {
+        let mut new = dev.data().settings();
+        if !(RxConfig::MIN_RING..=RxConfig::MAX_RING).contains(&r.rx) {
+            return Err(EINVAL);
+        }
+        new.rx.ring = r.rx;
+        // The transmit ring is a power of two: round up.
+        let tx_shift = r.tx.max(1).next_power_of_two().trailing_zeros();
+        if !(abi::MIN_RING_SHIFT..=TX_SHIFT_MAX).contains(&tx_shift) {
+            return Err(EINVAL);
+        }
+        new.tx_shift = tx_shift;
+        // ethtool passes the current size when the user gave none: only a
+        // different one is the user's choice.
+        if r.rx_buf_len != 0 && r.rx_buf_len != 1 << new.rx.buf_shift {
+            let shift = r.rx_buf_len.trailing_zeros();
+            if !r.rx_buf_len.is_power_of_two()
+                || !(abi::MIN_BUF_SHIFT..=MAX_POOL_BUF_SHIFT).contains(&shift)
+                || !mtu_fits(dev.mtu(), shift)
+            {
+                return Err(EINVAL);
+            }
+            new.rx.buf_shift = shift;
+            new.buf_len_chosen = true;
+        }
+        Self::apply(dev, rtnl, new)
+    }
+
+    fn coalesce(dev: &Device<Self>) -> Coalesce {
+        Coalesce {
+            rx_usecs: dev.data().settings().coalesce_usecs,
+        }
+    }
+
+    fn set_coalesce(dev: &Device<Self>, _rtnl: &Rtnl<'_>, c: &Coalesce) -> Result {
+        if c.rx_usecs > MAX_COALESCE_USECS {
+            return Err(EINVAL);
+        }
+        let data = dev.data();
+        data.settings.lock().coalesce_usecs = c.rx_usecs;
+        // The timer register may change while the device runs.
+        if let Some(bar) = data.bar.try_access() {
+            bar.write32(c.rx_usecs, abi::reg::COALESCE_USECS);
+        }
+        Ok(())
+    }
+
+    fn channels(dev: &Device<Self>) -> Channels {
+        let data = dev.data();
+        Channels {
+            max_combined: data.max_queues,
+            combined: data.settings().queues,
+        }
+    }
+
+    fn set_channels(dev: &Device<Self>, rtnl: &Rtnl<'_>, ch: &Channels) -> Result {
+        if !(1..=dev.data().max_queues).contains(&ch.combined) {
+            return Err(EINVAL);
+        }
+        let mut new = dev.data().settings();
+        new.queues = ch.combined;
+        Self::apply(dev, rtnl, new)
+    }
+
+    const PRIV_FLAGS: &'static [&'static CStr] = &[c"rx-udp-merge"];
+
+    fn priv_flags(dev: &Device<Self>) -> u32 {
+        u32::from(dev.data().udp_merge.load(Ordering::Relaxed))
+    }
+
+    fn set_priv_flags(dev: &Device<Self>, _rtnl: &Rtnl<'_>, flags: u32) -> Result {
+        // Taken up by the next poll: no restart.
+        dev.data()
+            .udp_merge
+            .store(flags & PRIV_UDP_MERGE != 0, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Bit of the private flag `rx-udp-merge`.
+const PRIV_UDP_MERGE: u32 = 1 << 0;

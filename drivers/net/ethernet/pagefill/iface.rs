@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The pagefill network interface: its per-device data, its queue pairs,
+//! and bringing it up and down. Its `net_device_ops` are in `ndo.rs`, its
+//! ethtool operations in `ethtool_ops.rs`, its interrupts and NAPI poll in
+//! `interrupts.rs`, the group tables in `groups.rs`.
+//!
+//! The interface registers with the device's MAC address and MTU limits.
+//! Opening it programs the device with its tables and the rings of the
+//! queue pairs in use (`ethtool -L`), joins the default group and enables
+//! the device; the carrier follows the link the device reports. Stopping it
+//! resets the device, which hands every buffer back.
+//!
+//! Each queue pair has its NAPI instance, MSI-X vector, page pool, receive
+//! and transmit state. Receive (`rx.rs`) and transmit completions (`tx.rs`)
+//! run in NAPI; the misc vector reports link changes (the carrier follows
+//! them) and device errors. Groups are joined and left across the queues
+//! (`groups.rs`): the device steers each stream of a group to one queue,
+//! whose pool supplies that stream's buffers; each queue's receive state
+//! belongs to its NAPI instance, which learns of the changes through a
+//! mailbox.
+//!
+//! Locks: `settings` and `device_counters` are mutexes, process context
+//! only. `wanted`, then `tables`, then a queue's `mailbox` are spinlocks
+//! taken with bottom halves off in process context and from NAPI; a queue's
+//! `tx` is shared by `ndo_start_xmit` and NAPI. No lock is held while NAPI
+//! hands frames to the stack.
+
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use kernel::{
+    io::Io,
+    new_mutex,
+    new_spinlock,
+    pci,
+    prelude::*,
+    str::CStr,
+    sync::{Mutex, SpinLock}, //
+};
+
+use crate::abi;
+use crate::ethtool_ops::{DeviceCounters, DEVICE_COUNTERS};
+use crate::groups::{GroupSet, Tables};
+use crate::hw::{self, Quiesced};
+use crate::net::bh;
+use crate::net::irq::DeviceIrq;
+use crate::net::napi::{Napi, NapiOwned};
+use crate::net::netdev::{Device, Features, Operations, Rtnl};
+use crate::net::page_pool::PagePool;
+use crate::rings::{Rings, TX_SHIFT_DEFAULT};
+use crate::rx::{Mailbox, PublishedRxStats, RxConfig, RxOffloads, RxState, RxStats};
+use crate::tx::{TxState, TxStats};
+
+/// What ethtool sets; applied when the interface opens.
+#[derive(Clone, Copy)]
+pub(crate) struct Settings {
+    pub(crate) rx: RxConfig,
+    pub(crate) tx_shift: u32,
+    pub(crate) coalesce_usecs: u32,
+    /// Queue pairs in use.
+    pub(crate) queues: u32,
+    /// Whether the user chose the buffer size (`ethtool -G rx-buf-len`): it
+    /// then stays across MTU changes while a frame fits. Otherwise it
+    /// follows the MTU ([`default_buf_shift`]).
+    pub(crate) buf_len_chosen: bool,
+}
+
+impl Settings {
+    const DEFAULT: Self = Self {
+        rx: RxConfig::DEFAULT,
+        tx_shift: TX_SHIFT_DEFAULT,
+        coalesce_usecs: 50,
+        queues: 1,
+        buf_len_chosen: false,
+    };
+}
+
+/// Interrupt names of the queue pairs' vectors, as /proc/interrupts shows
+/// them.
+const QUEUE_IRQ_NAMES: [&CStr; abi::MAX_QUEUES] = [
+    c"pagefill-q0",
+    c"pagefill-q1",
+    c"pagefill-q2",
+    c"pagefill-q3",
+];
+
+/// One queue pair's host side.
+#[pin_data]
+pub(crate) struct Queue {
+    /// Linux interrupt number of its MSI-X vector; 0 if it has none.
+    pub(crate) irq: u32,
+    #[pin]
+    pub(crate) napi: Napi,
+    /// Receive state, NAPI's own: its poll uses it without a lock; open
+    /// and stop set it up and tear it down while NAPI is stopped.
+    pub(crate) rx: NapiOwned<RxState>,
+    /// Group joins and leaves for the receive state, which NAPI reads.
+    #[pin]
+    pub(crate) mailbox: SpinLock<Mailbox>,
+    /// The receive counters as NAPI last published them.
+    pub(crate) rx_stats: PublishedRxStats,
+    /// Transmit state; `ndo_start_xmit` and NAPI share it.
+    #[pin]
+    pub(crate) tx: SpinLock<TxState>,
+}
+
+impl Queue {
+    fn new(irq: u32) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            irq,
+            napi <- Napi::new(),
+            rx: NapiOwned::new(RxState::new()),
+            mailbox <- new_spinlock!(Mailbox::default()),
+            rx_stats: PublishedRxStats::new(),
+            tx <- new_spinlock!(TxState::new()),
+        }? Error)
+    }
+}
+
+/// The interface's per-device data.
+#[pin_data]
+pub(crate) struct NetdevData {
+    /// The registers; access is revoked when the PCI device unbinds.
+    pub(crate) bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
+    pub(crate) rings: Rings,
+    /// Queue pairs this NIC can use: the device's, as far as memory and
+    /// MSI-X vectors were allocated at probe.
+    pub(crate) max_queues: u32,
+    /// Linux interrupt number of the misc vector, and its registration.
+    pub(crate) misc_irq: u32,
+    pub(crate) misc: DeviceIrq,
+    /// Fatal device errors reported by the misc vector.
+    pub(crate) fatal_errors: AtomicU64,
+    /// Transmit queues the watchdog found stuck.
+    pub(crate) tx_timeouts: AtomicU64,
+    /// Restarts after a fatal error or a transmit timeout, and those that
+    /// failed (the device did not come back from its reset).
+    pub(crate) restarts: AtomicU64,
+    pub(crate) restarts_failed: AtomicU64,
+    /// Groups that could not be joined for want of a node table.
+    pub(crate) join_failed: AtomicU64,
+    /// Private flag `rx-udp-merge`: merge runs of a flow's UDP datagrams
+    /// (see [`crate::udp_merge`]). Read once per poll.
+    pub(crate) udp_merge: AtomicBool,
+    /// Link speed the device reported at probe, Mb/s.
+    pub(crate) link_mbps: u32,
+    /// The NIC's node id on the fabric.
+    pub(crate) node_id: u8,
+    /// Queue pairs in use since the interface last opened: what NAPI and
+    /// the address list's updates go by, without the settings' lock.
+    pub(crate) queues_in_use: AtomicU32,
+    /// Settings, read and written in process context only (ethtool and the
+    /// interface's operations): a mutex, so that a softirq that tried to
+    /// take it would be caught at once rather than deadlock.
+    #[pin]
+    pub(crate) settings: Mutex<Settings>,
+    /// The device's counters, kept 64-bit across its resets; process
+    /// context.
+    #[pin]
+    pub(crate) device_counters: Mutex<DeviceCounters>,
+    /// The groups the multicast list asks for (always the default group).
+    #[pin]
+    pub(crate) wanted: SpinLock<GroupSet>,
+    /// Taken after `wanted` and before any queue's receive lock.
+    #[pin]
+    pub(crate) tables: SpinLock<Tables>,
+    #[pin]
+    pub(crate) queues: [Queue; abi::MAX_QUEUES],
+}
+
+/// What probe found out about the NIC, for [`NetdevData::new`].
+pub(crate) struct Probed {
+    pub(crate) bar: pci::DevresBar<{ abi::BAR0_SIZE }>,
+    pub(crate) rings: Rings,
+    /// Linux interrupt numbers of the queue pairs' vectors (0: none).
+    pub(crate) queue_irqs: [u32; abi::MAX_QUEUES],
+    pub(crate) max_queues: u32,
+    /// Queue pairs to use until ethtool -L says otherwise.
+    pub(crate) queues: u32,
+    pub(crate) misc_irq: u32,
+    pub(crate) link_mbps: u32,
+    pub(crate) node_id: u8,
+}
+
+impl NetdevData {
+    /// The receive offloads in force now.
+    pub(crate) fn rx_offloads(&self, dev: &Device<PagefillNetdev>) -> RxOffloads {
+        let features = dev.features();
+        let csum = features.contains(Features::RXCSUM);
+        RxOffloads {
+            csum,
+            // Merging needs the device's checksum check. An XDP program
+            // and the stack's fraglist GRO take frames as they came.
+            udp_merge: csum
+                && self.udp_merge.load(Ordering::Relaxed)
+                && !features.contains(Features::GRO_FRAGLIST)
+                && !dev.xdp_attached(),
+        }
+    }
+
+    pub(crate) fn new(p: Probed) -> impl PinInit<Self, Error> {
+        let irqs = p.queue_irqs;
+        try_pin_init!(Self {
+            bar: p.bar,
+            rings: p.rings,
+            max_queues: p.max_queues,
+            misc_irq: p.misc_irq,
+            misc: DeviceIrq::new(),
+            fatal_errors: AtomicU64::new(0),
+            tx_timeouts: AtomicU64::new(0),
+            restarts: AtomicU64::new(0),
+            restarts_failed: AtomicU64::new(0),
+            join_failed: AtomicU64::new(0),
+            udp_merge: AtomicBool::new(false),
+            link_mbps: p.link_mbps,
+            node_id: p.node_id,
+            queues_in_use: AtomicU32::new(p.queues),
+            settings <- new_mutex!(Settings {
+                queues: p.queues,
+                rx: RxConfig {
+                    buf_shift: default_buf_shift(DEFAULT_MTU).unwrap_or(abi::MIN_BUF_SHIFT),
+                    ..RxConfig::DEFAULT
+                },
+                ..Settings::DEFAULT
+            }),
+            device_counters <- new_mutex!(DeviceCounters {
+                last: [0; DEVICE_COUNTERS.len()],
+                total: [0; DEVICE_COUNTERS.len()],
+            }),
+            wanted <- new_spinlock!(GroupSet::default_only()),
+            tables <- new_spinlock!(Tables::new()),
+            queues <- pin_init::pin_init_array_from_fn(|i| Queue::new(irqs[i])),
+        }? Error)
+    }
+
+    /// Resets the device: it stops and hands back every buffer. May sleep.
+    /// Its counters, which the reset clears, are taken into the totals
+    /// first.
+    pub(crate) fn reset(&self) -> Result<Quiesced> {
+        let mut counters = self.device_counters.lock();
+        counters.update(&self.bar);
+        let reset = hw::reset_revocable(&self.bar);
+        counters.last = [0; DEVICE_COUNTERS.len()];
+        reset
+    }
+
+    /// The settings; process context (the lock is a mutex).
+    pub(crate) fn settings(&self) -> Settings {
+        *self.settings.lock()
+    }
+
+    /// The queue pairs in use while the interface is up. Any context.
+    pub(crate) fn active(&self) -> &[Queue] {
+        let n = self.queues_in_use.load(Ordering::Acquire) as usize;
+        &self.queues[..n.min(abi::MAX_QUEUES)]
+    }
+
+    /// The receive counters summed over the queues.
+    pub(crate) fn rx_stats(&self) -> RxStats {
+        let mut sum = RxStats::default();
+        for q in self.queues.iter() {
+            sum.add(&q.rx_stats.read());
+        }
+        sum
+    }
+
+    /// The transmit counters summed over the queues.
+    pub(crate) fn tx_stats(&self) -> TxStats {
+        let mut sum = TxStats::default();
+        for q in self.queues.iter() {
+            sum.add(&bh::disabled(|| q.tx.lock().stats));
+        }
+        sum
+    }
+}
+
+/// Largest MTU: a frame of the largest size the fabric carries, less the
+/// Ethernet header. Buffers grow to hold such a frame (`change_mtu`).
+pub(crate) const MAX_MTU: u32 = (abi::MAX_FRAME_LEN - ETH_HLEN) as u32;
+
+/// The MTU an interface starts with.
+pub(crate) const DEFAULT_MTU: u32 = 1500;
+
+/// Bytes of an Ethernet header.
+const ETH_HLEN: usize = 14;
+
+/// Whether a frame of an `mtu`-byte payload fits a 2^`buf_shift` buffer
+/// with its record header.
+pub(crate) fn mtu_fits(mtu: u32, buf_shift: u32) -> bool {
+    abi::record::size(mtu as usize + ETH_HLEN) <= 1 << buf_shift
+}
+
+/// Largest buffer size (as a power of two) a page pool serves.
+pub(crate) const MAX_POOL_BUF_SHIFT: u32 = {
+    let shift = abi::MIN_BUF_SHIFT + PagePool::MAX_ORDER;
+    if shift < abi::MAX_BUF_SHIFT {
+        shift
+    } else {
+        abi::MAX_BUF_SHIFT
+    }
+};
+
+/// The smallest buffer size (as a power of two) that holds a frame of an
+/// `mtu`-byte payload, if a pool can serve it.
+pub(crate) fn buf_shift_for(mtu: u32) -> Option<u32> {
+    (abi::MIN_BUF_SHIFT..=MAX_POOL_BUF_SHIFT).find(|s| mtu_fits(mtu, *s))
+}
+
+/// Full-sized frames a buffer holds by default.
+///
+/// Every buffer costs the driver a completion and a refill, and the device
+/// a starvation round trip when it fills the posted one before the driver
+/// posts the next: a stream of 1500-byte frames in one-page buffers needs a
+/// new buffer every two frames and then costs more per frame than a NIC
+/// with one descriptor per frame (benchmarks.rst). Sixteen frames make the
+/// per-buffer costs small; short frames pack hundreds into the same buffer.
+const DEFAULT_FRAMES_PER_BUF: usize = 16;
+
+/// The buffer size (as a power of two) for MTU `mtu` when the user has not
+/// chosen one: [`DEFAULT_FRAMES_PER_BUF`] full-sized frames, within what a
+/// pool serves; a page at least. `None` if the largest a pool serves
+/// cannot hold one frame.
+pub(crate) fn default_buf_shift(mtu: u32) -> Option<u32> {
+    let want = abi::record::size(mtu as usize + ETH_HLEN).saturating_mul(DEFAULT_FRAMES_PER_BUF);
+    let shift = want
+        .checked_next_power_of_two()
+        .map_or(MAX_POOL_BUF_SHIFT, |b| b.trailing_zeros())
+        .clamp(abi::MIN_BUF_SHIFT, MAX_POOL_BUF_SHIFT);
+    // Only the clamp to the largest size can leave a frame out.
+    mtu_fits(mtu, shift).then_some(shift)
+}
+
+/// The pagefill interface's operations.
+pub(crate) struct PagefillNetdev;
+
+impl PagefillNetdev {
+    /// Tears down what [`Operations::open`] set up; for `ndo_stop` and for
+    /// open's failure path.
+    ///
+    /// The device's buffers and frames go back only if it was reset: one
+    /// that did not come back from its reset loses bus mastering, and what
+    /// it was given stays allocated and mapped for good (it may still write
+    /// them); the interface can be brought up again once a reset works.
+    pub(crate) fn teardown(dev: &Device<Self>, rtnl: &Rtnl<'_>) -> Result {
+        let data = dev.data();
+        // No more group changes: the queues stop reading their mail.
+        bh::disabled(|| data.tables.lock().up = false);
+        data.misc.release();
+        for q in data.queues.iter() {
+            q.napi.stop(rtnl);
+        }
+        let reset = data.reset();
+        if let Err(e) = &reset {
+            // A device that is gone (unbound) cannot be reset; it is
+            // disabled all the same by the PCI core's removal.
+            dev.clear_bus_master();
+            dev.err(format_args!(
+                "the device did not come back from its reset ({e:?}): bus mastering off, its buffers abandoned"
+            ));
+        }
+        // Destroying a pool may sleep: drop what the locks hand back after
+        // they are released.
+        for q in data.queues.iter() {
+            let pool =
+                q.rx.stopped_mut(&q.napi, rtnl, |rx| {
+                    let pool = match &reset {
+                        Ok(quiesced) => rx.take(quiesced),
+                        Err(_) => rx.abandon(),
+                    };
+                    q.rx_stats.publish(&rx.stats);
+                    pool
+                })
+                .flatten();
+            let slots = bh::disabled(|| {
+                let mut tx = q.tx.lock();
+                match &reset {
+                    Ok(quiesced) => tx.stop(dev, rtnl, quiesced),
+                    Err(_) => tx.abandon(dev, rtnl),
+                }
+            });
+            drop(pool);
+            drop(slots);
+        }
+        // The shared memory is cleared by the next start, before the device
+        // sees it again.
+        bh::disabled(|| *data.tables.lock() = Tables::new());
+        match reset {
+            Err(e) if e != ENODEV => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Applies new settings: stored for the next open, and if the interface
+    /// is up it restarts with them (the device is reset, so frames it held
+    /// are dropped and counted by the device).
+    pub(crate) fn apply(dev: &Device<Self>, rtnl: &Rtnl<'_>, new: Settings) -> Result {
+        Self::apply_with_mtu(dev, rtnl, new, dev.mtu())
+    }
+
+    /// [`Self::apply`] for an interface about to have MTU `mtu`.
+    pub(crate) fn apply_with_mtu(
+        dev: &Device<Self>,
+        rtnl: &Rtnl<'_>,
+        new: Settings,
+        mtu: u32,
+    ) -> Result {
+        let data = dev.data();
+        let running = bh::disabled(|| data.tables.lock().up);
+        if !running {
+            *data.settings.lock() = new;
+            return Ok(());
+        }
+        Self::stop(dev, rtnl)?;
+        let old = core::mem::replace(&mut *data.settings.lock(), new);
+        if let Err(e) = Self::start(dev, rtnl, mtu) {
+            // Back to what worked, if it still does.
+            *data.settings.lock() = old;
+            Self::start(dev, rtnl, dev.mtu())?;
+            data.sync_groups();
+            return Err(e);
+        }
+        data.sync_groups();
+        Ok(())
+    }
+
+    /// Brings the interface up as for MTU `mtu` (`ndo_open`, and restarts
+    /// with new settings).
+    pub(crate) fn start(dev: &Device<Self>, rtnl: &Rtnl<'_>, mtu: u32) -> Result {
+        let data = dev.data();
+        let set = data.settings();
+        if !mtu_fits(mtu, set.rx.buf_shift) || set.queues > data.max_queues {
+            return Err(EINVAL);
+        }
+        data.reset()?;
+        // Nothing runs on the queues now (NAPI is stopped): the count can
+        // change under them.
+        data.queues_in_use.store(set.queues, Ordering::Release);
+        // Allocations and interrupt requests may sleep: they happen before
+        // the locks are taken and outside the registers' RCU read section.
+        let started = dev
+            .set_real_num_queues(rtnl, set.queues)
+            .and_then(|()| data.rings.clear())
+            .and_then(|()| {
+                (0..set.queues as usize)
+                    .try_for_each(|i| Self::open_queue(dev, rtnl, i, set.queues, &set))
+            })
+            .and_then(|()| data.misc.request(dev, data.misc_irq, c"pagefill-misc"))
+            .and_then(|()| {
+                let bar = data.bar.try_access().ok_or(ENODEV)?;
+                bar.write32(set.coalesce_usecs, abi::reg::COALESCE_USECS);
+                let status =
+                    data.rings
+                        .enable(&bar, set.queues as usize, set.rx.buf_shift, set.tx_shift)?;
+                for i in 0..set.queues as usize {
+                    bar.try_write32(
+                        abi::arm::RX | abi::arm::TX,
+                        abi::reg::queue(i, abi::reg::Q_ARM),
+                    )?;
+                }
+                Ok(status)
+            });
+        let status = match started {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = Self::teardown(dev, rtnl);
+                return Err(e);
+            }
+        };
+        // The default group, and the multicast list's once the core calls
+        // ndo_set_rx_mode right after this.
+        bh::disabled(|| data.tables.lock().up = true);
+        data.sync_groups();
+        if status & abi::status::LINK_UP != 0 {
+            dev.carrier_on();
+        }
+        dev.tx_start_all_queues();
+        // Link changes from here on come by the misc vector (at once, if
+        // one is already pending).
+        if let Some(bar) = data.bar.try_access() {
+            bar.write32(1, abi::reg::MISC_ARM);
+        }
+        Ok(())
+    }
+
+    /// Sets up queue pair `i` of `n` and joins nothing yet.
+    pub(crate) fn open_queue(
+        dev: &Device<Self>,
+        rtnl: &Rtnl<'_>,
+        i: usize,
+        n: u32,
+        set: &Settings,
+    ) -> Result {
+        let data = dev.data();
+        let q = &data.queues[i];
+        let slots = TxState::new_slots(set.tx_shift)?;
+        bh::disabled(|| q.tx.lock().install(slots, i as u32));
+        let pool = PagePool::new(
+            dev,
+            &q.napi,
+            set.rx.ring,
+            set.rx.buf_shift - abi::MIN_BUF_SHIFT,
+        )?;
+        *q.mailbox.lock() = Mailbox::default();
+        q.rx.stopped_mut(&q.napi, rtnl, |rx| {
+            rx.install(pool, set.rx.ring, data.node_id, i as u8, n)
+        })
+        .ok_or(EBUSY)??;
+        q.napi.start(rtnl, dev, q.irq, QUEUE_IRQ_NAMES[i], i as u32)
+    }
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The interface's `net_device_ops`.
+
+use core::sync::atomic::Ordering;
+
+use kernel::{io::Io, prelude::*};
+
+use crate::abi;
+use crate::ethtool_ops::EthtoolTable;
+use crate::groups::{self, GroupSet};
+use crate::iface::{buf_shift_for, default_buf_shift, mtu_fits, NetdevData, PagefillNetdev};
+use crate::net::bh;
+use crate::net::netdev::{
+    Device, McList, Operations, QueueStatsRx, QueueStatsTx, Rtnl, Stats64, TxOutcome, XmitCtx,
+};
+use crate::net::skb::SkBuff;
+use crate::tx::Xmit;
+
+#[vtable]
+impl Operations for PagefillNetdev {
+    type Data = NetdevData;
+    const ETHTOOL: Option<&'static kernel::bindings::ethtool_ops> =
+        Some(&EthtoolTable::<Self>::TABLE);
+
+    fn open(dev: &Device<Self>, rtnl: &Rtnl<'_>) -> Result {
+        Self::start(dev, rtnl, dev.mtu())
+    }
+
+    fn tx_timeout(dev: &Device<Self>, _queue: u32) {
+        dev.data().tx_timeouts.fetch_add(1, Ordering::Relaxed);
+        dev.schedule_restart();
+    }
+
+    /// Resets the device and starts again with the same settings: every
+    /// buffer and frame the device held comes back (the frames are dropped,
+    /// counted by the device), and the groups are joined again.
+    fn restart(dev: &Device<Self>, rtnl: &Rtnl<'_>) -> Result {
+        let data = dev.data();
+        data.restarts.fetch_add(1, Ordering::Relaxed);
+        let restarted = Self::stop(dev, rtnl).and_then(|()| Self::start(dev, rtnl, dev.mtu()));
+        match restarted {
+            Ok(()) => {
+                data.sync_groups();
+                Ok(())
+            }
+            Err(e) => {
+                data.restarts_failed.fetch_add(1, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+
+    fn stop(dev: &Device<Self>, rtnl: &Rtnl<'_>) -> Result {
+        dev.tx_disable();
+        dev.carrier_off();
+        Self::teardown(dev, rtnl)
+    }
+
+    fn start_xmit(skb: SkBuff, dev: &Device<Self>, ctx: &XmitCtx<'_>) -> TxOutcome {
+        let data = dev.data();
+        // The stack picks a queue among the real ones, which are the
+        // active pairs.
+        let i = ctx.queue() as usize;
+        let Some(q) = data.queues.get(i) else {
+            return TxOutcome::Ok;
+        };
+        let Ok(rings) = data.rings.queue(i) else {
+            return TxOutcome::Ok;
+        };
+        let mut tx = q.tx.lock();
+        let (outcome, ring) = match tx.xmit(dev, ctx, rings, skb) {
+            // The doorbell waits while the stack has more frames coming
+            // and the queue runs.
+            Xmit::Queued if ctx.xmit_more() && !dev.tx_stopped(i as u32) => (TxOutcome::Ok, None),
+            Xmit::Queued => (TxOutcome::Ok, tx.doorbell()),
+            Xmit::Busy(skb) => (TxOutcome::Busy(skb), tx.doorbell()),
+            Xmit::Dropped => (TxOutcome::Ok, tx.doorbell()),
+        };
+        drop(tx);
+        if let (Some(tail), Some(bar)) = (ring, data.bar.try_access()) {
+            let _ = bar.try_write32(tail, abi::reg::queue(i, abi::reg::Q_TX_TAIL));
+        }
+        outcome
+    }
+
+    fn get_stats64(dev: &Device<Self>, stats: &mut Stats64<'_>) {
+        let rx = dev.data().rx_stats();
+        stats.add_rx(rx.packets, rx.bytes, rx.dropped);
+        stats.add_rx_errors(rx.bad);
+        let tx = dev.data().tx_stats();
+        stats.add_tx(tx.packets, tx.bytes, tx.dropped);
+    }
+
+    fn change_mtu(dev: &Device<Self>, rtnl: &Rtnl<'_>, mtu: u32) -> Result {
+        // Buffers the user has not sized follow the MTU; those the user
+        // sized stay while they hold a whole frame and otherwise grow to
+        // the smallest that does. A new size restarts a running interface.
+        let mut new = dev.data().settings();
+        let shift = if !new.buf_len_chosen {
+            default_buf_shift(mtu)
+        } else if mtu_fits(mtu, new.rx.buf_shift) {
+            Some(new.rx.buf_shift)
+        } else {
+            buf_shift_for(mtu)
+        }
+        .ok_or(EINVAL)?;
+        if shift == new.rx.buf_shift {
+            return Ok(());
+        }
+        new.rx.buf_shift = shift;
+        Self::apply_with_mtu(dev, rtnl, new, mtu)
+    }
+
+    fn queue_stats_rx(dev: &Device<Self>, idx: u32) -> QueueStatsRx {
+        let rx = dev
+            .data()
+            .queues
+            .get(idx as usize)
+            .map(|q| q.rx_stats.read())
+            .unwrap_or_default();
+        QueueStatsRx {
+            packets: rx.packets,
+            bytes: rx.bytes,
+            alloc_fail: rx.alloc_failed,
+            csum_unnecessary: rx.csum_unnecessary,
+            csum_none: rx.csum_none,
+        }
+    }
+
+    fn queue_stats_base(dev: &Device<Self>) -> (QueueStatsRx, QueueStatsTx) {
+        let data = dev.data();
+        let in_use = data.active().len() as u32;
+        let (mut rx, mut tx) = (QueueStatsRx::default(), QueueStatsTx::default());
+        for idx in in_use..abi::MAX_QUEUES as u32 {
+            let (r, t) = (
+                Self::queue_stats_rx(dev, idx),
+                Self::queue_stats_tx(dev, idx),
+            );
+            rx.packets += r.packets;
+            rx.bytes += r.bytes;
+            rx.alloc_fail += r.alloc_fail;
+            rx.csum_unnecessary += r.csum_unnecessary;
+            rx.csum_none += r.csum_none;
+            tx.packets += t.packets;
+            tx.bytes += t.bytes;
+        }
+        (rx, tx)
+    }
+
+    fn queue_stats_tx(dev: &Device<Self>, idx: u32) -> QueueStatsTx {
+        let tx = dev
+            .data()
+            .queues
+            .get(idx as usize)
+            .map(|q| bh::disabled(|| q.tx.lock().stats))
+            .unwrap_or_default();
+        QueueStatsTx {
+            packets: tx.packets,
+            bytes: tx.bytes,
+        }
+    }
+
+    fn set_rx_mode(dev: &Device<Self>, mc: &McList<'_, Self>) {
+        let mut wanted = GroupSet::default_only();
+        mc.for_each(|addr| {
+            if let Some(g) = groups::group_of_mac(addr) {
+                wanted.insert(g);
+            }
+        });
+        let data = dev.data();
+        // Bottom halves are off here already (the address lock).
+        *data.wanted.lock() = wanted;
+        data.sync_groups();
+    }
+}
