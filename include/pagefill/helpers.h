@@ -67,8 +67,8 @@ enum pagefill_log_level {
 /* Logs @msg with @dev's name, at @level. */
 void pagefill_netdev_log(struct net_device *dev, enum pagefill_log_level level,
 			 const char *msg);
-/* Clears bus mastering of @dev's parent, if it is a PCI device. */
-void pagefill_clear_bus_master(struct net_device *dev);
+/* Sets or clears bus mastering of @dev's parent, if it is a PCI device. */
+void pagefill_set_bus_master(struct net_device *dev, bool on);
 void pagefill_local_bh_disable(void);
 void pagefill_local_bh_enable(void);
 void pagefill_netif_tx_start_all_queues(struct net_device *dev);

@@ -353,7 +353,7 @@ impl PagefillNetdev {
         if let Err(e) = &reset {
             // A device that is gone (unbound) cannot be reset; it is
             // disabled all the same by the PCI core's removal.
-            dev.clear_bus_master();
+            dev.set_bus_master(false);
             dev.err(format_args!(
                 "the device did not come back from its reset ({e:?}): bus mastering off, its buffers abandoned"
             ));
@@ -432,6 +432,9 @@ impl PagefillNetdev {
             return Err(EINVAL);
         }
         data.reset()?;
+        // Back on after a teardown whose reset failed turned it off: the
+        // device was reset now, and holds nothing of before.
+        dev.set_bus_master(true);
         // Nothing runs on the queues now (NAPI is stopped): the count can
         // change under them.
         data.queues_in_use.store(set.queues, Ordering::Release);

@@ -98,11 +98,15 @@ void pagefill_netdev_log(struct net_device *dev, enum pagefill_log_level level,
 	}
 }
 
-void pagefill_clear_bus_master(struct net_device *dev)
+void pagefill_set_bus_master(struct net_device *dev, bool on)
 {
 	struct device *parent = dev->dev.parent;
 
-	if (parent && dev_is_pci(parent))
+	if (!parent || !dev_is_pci(parent))
+		return;
+	if (on)
+		pci_set_master(to_pci_dev(parent));
+	else
 		pci_clear_master(to_pci_dev(parent));
 }
 

@@ -507,14 +507,15 @@ impl<T: Operations> Device<T> {
         unsafe { ffi::pagefill_netdev_log(self.as_raw(), level, line.as_ptr()) }
     }
 
-    /// Stops the parent PCI device from mastering the bus
-    /// (`pci_clear_master`): for a device that did not come back from a
-    /// reset and must not reach memory the host takes back. Does nothing
-    /// for a parent that is not a PCI device.
-    pub fn clear_bus_master(&self) {
+    /// Lets the parent PCI device master the bus, or stops it
+    /// (`pci_set_master`, `pci_clear_master`): off for a device that did not
+    /// come back from a reset and must not reach memory the host takes
+    /// back, on again once a reset works. Does nothing for a parent that is
+    /// not a PCI device.
+    pub fn set_bus_master(&self, on: bool) {
         // SAFETY: the device is valid (type invariant); its parent is bound
         // while the device is registered (`Registration::new`).
-        unsafe { ffi::pagefill_clear_bus_master(self.as_raw()) }
+        unsafe { ffi::pagefill_set_bus_master(self.as_raw(), on) }
     }
 
     /// Asks for [`Operations::restart`] in process context, from any
