@@ -9,7 +9,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 flavour=${1:-fast}
 kdir=$("$PF_TOP/scripts/build-kernel.sh" "$flavour")
-out=$PF_CACHE/module/$(basename "$kdir")
+# One build folder per kernel and per checkout: two checkouts (a second
+# worktree, a benchmark run beside tests) do not overwrite each other's module.
+out=$PF_CACHE/module/$(basename "$kdir")-$(printf %s "$PF_TOP" | sha256sum | cut -c1-8)
 mkdir -p "$out"
 # One build at a time per kernel: runs from several checkouts share the folder.
 exec 9>"$out.lock"

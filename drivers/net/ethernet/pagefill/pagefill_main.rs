@@ -34,6 +34,7 @@ mod ndo;
 mod net;
 mod rings;
 mod rx;
+mod rx_skb;
 mod tx;
 
 /// A bound pagefill NIC.

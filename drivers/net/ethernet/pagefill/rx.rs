@@ -13,10 +13,7 @@
 //! is refilled ahead of need. So the pages pinned follow the streams that
 //! have sent since the group was joined, not the table's 31 nodes a group.
 //!
-//! Frames up to [`COPYBREAK`] bytes are copied into a small skb. Larger ones
-//! get their headers copied into the linear part and their payload attached
-//! as a fragment that references the buffer, so one buffer serves many skbs
-//! and returns to the pool when the last of them is freed.
+//! The buffers that come back written are split into skbs in `rx_skb.rs`.
 //!
 //! The buffers the device can hold (posted or being filled) are limited by
 //! the ring size (`ethtool -G rx`). An entry that cannot get a buffer within
@@ -28,27 +25,19 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::{prelude::*, sync::SpinLock};
 
-use crate::abi::{self, record, record_flags, rx_flags, rx_kind};
+use crate::abi::{self, rx_flags, rx_kind};
 use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::{DevicePage, PagePool, PoolPage};
-use crate::net::skb::{SkBuff, MAX_FRAGS};
 use crate::rings::{RawCqe, Rings, MAX_JOINED};
-use crate::udp_merge;
+use crate::rx_skb::Split;
 
-/// Frames up to this size are copied; larger ones become fragments.
-pub(crate) const COPYBREAK: usize = 256;
 /// Starvation reports in a row, with a buffer posted and no completion
 /// naming the stream, after which the stream is stuck. Races account for a
 /// few (a report older than the post, one per doorbell in flight); a stuck
 /// stream gets there within milliseconds.
 const STUCK_STARVATIONS: u16 = 64;
-/// Most bytes of headers copied into the linear part of a fragment skb.
-const MAX_HEADER: usize = 256;
-/// Most bytes of a merged skb whose datagrams are copied: what
-/// `napi_alloc_skb()` serves from its page fragments rather than kmalloc.
-const MERGE_LINEAR_MAX: usize = 3072;
 
 /// One source node's buffers in a joined group. Both are the device's: the
 /// driver takes one back only with the proof that the device is done with
@@ -103,17 +92,6 @@ enum Proof {
     NeverTaken,
     /// The device was reset and not enabled since.
     Reset,
-}
-
-/// A written buffer being split into skbs across polls: a poll stops when
-/// its budget is spent, and the next goes on from `off`.
-struct Split {
-    buf: PoolPage,
-    cqe: RawCqe,
-    /// Offset of the next record.
-    off: usize,
-    /// Records split so far.
-    frames: u16,
 }
 
 /// Group changes for one queue's NAPI, posted by whoever joins or leaves
@@ -340,51 +318,6 @@ fn counts_new_take(slot: &Slot, cqe: &RawCqe) -> bool {
     (cqe.taken.wrapping_sub(slot.taken) as i32) > 0
 }
 
-/// A record of a written buffer, its header and frame inside the buffer
-/// and the frame at least an Ethernet header long.
-struct Record {
-    /// Offset of the frame (after the record header).
-    start: usize,
-    /// Length of the frame.
-    len: usize,
-    /// [`record_flags`].
-    flags: u16,
-}
-
-// Called for every frame: inlined, as a call costs more than the body.
-impl Record {
-    /// The record at `off` in the written bytes `data`, if it is whole.
-    #[inline]
-    fn at(data: &[u8], off: usize) -> Option<Self> {
-        let hdr = data.get(off..off + record::HEADER_SIZE)?;
-        let le16 = |at: usize| u16::from_le_bytes([hdr[at], hdr[at + 1]]);
-        let rec = Self {
-            start: off + record::HEADER_SIZE,
-            len: usize::from(le16(record::LEN)),
-            flags: le16(record::FLAGS),
-        };
-        (rec.len >= abi::MIN_FRAME_LEN && rec.start + rec.len <= data.len()).then_some(rec)
-    }
-
-    /// The frame, from the bytes `data` it was found in.
-    #[inline]
-    fn frame<'a>(&self, data: &'a [u8]) -> &'a [u8] {
-        data.get(self.start..self.start + self.len).unwrap_or(&[])
-    }
-
-    /// Offset of the next record.
-    #[inline]
-    fn next(&self) -> usize {
-        self.start - record::HEADER_SIZE + record::size(self.len)
-    }
-
-    /// The device checked the frame's checksum and found it right.
-    #[inline]
-    fn csum_ok(&self) -> bool {
-        self.flags & record_flags::L4_CSUM_OK != 0
-    }
-}
-
 /// What the receive path owns while the interface is up.
 pub(crate) struct RxState {
     pool: Option<PagePool>,
@@ -415,10 +348,10 @@ pub(crate) struct RxState {
     /// stream's starvation report, which the device does not repeat.
     report_lost: bool,
     /// The buffer being split, if the last poll's budget ran out in it.
-    split: Option<Split>,
+    pub(crate) split: Option<Split>,
 
     /// The offloads in force for this poll.
-    offloads: RxOffloads,
+    pub(crate) offloads: RxOffloads,
     pub(crate) stats: RxStats,
 }
 
@@ -1050,209 +983,5 @@ impl RxState {
             self.broken = Some(abi::stream_id(g.id, node as u8));
         }
         g.xon |= bit;
-    }
-
-    /// Splits a written buffer into skbs while the poll's budget lasts; a
-    /// buffer not done is kept in `self.split` for the next poll.
-    fn split_on<T: Operations>(&mut self, dev: &Device<T>, ctx: &PollCtx<'_>, mut sp: Split) {
-        let bytes = sp.cqe.bytes as usize;
-        if bytes > sp.buf.len() {
-            self.stats.bad += 1;
-            return;
-        }
-        let buf = &sp.buf;
-        let data = buf.data();
-        let mut off = sp.off;
-        let mut frames = sp.frames;
-        while off + record::HEADER_SIZE <= data.len() {
-            if ctx.budget_left() == 0 {
-                sp.off = off;
-                sp.frames = frames;
-                self.split = Some(sp);
-                return;
-            }
-            let Some(rec) = Record::at(data, off) else {
-                self.stats.bad += 1;
-                break;
-            };
-            // The device vouches for the checksum; the frame's bytes are
-            // checked as any other (length here, headers by the stack).
-            let csum_ok = self.offloads.csum && rec.csum_ok();
-            if self.offloads.udp_merge && csum_ok {
-                if let Some((n, next)) = self.merge_run(dev, ctx, buf, data, &rec) {
-                    frames = frames.saturating_add(n);
-                    off = next;
-                    continue;
-                }
-            }
-            frames = frames.saturating_add(1);
-            let frame = rec.frame(data);
-            let skb = if rec.len <= COPYBREAK {
-                self.copy_frame(ctx, frame)
-            } else {
-                self.frag_frame(dev, ctx, buf, rec.start, frame)
-            };
-            match skb {
-                Some(mut skb) => {
-                    if csum_ok {
-                        skb.set_csum_unnecessary();
-                        self.stats.csum_unnecessary += 1;
-                    } else {
-                        self.stats.csum_none += 1;
-                    }
-                    skb.eth_type_trans(dev);
-                    ctx.gro_receive(skb);
-                    self.stats.packets += 1;
-                    self.stats.bytes += rec.len as u64;
-                }
-                None => self.stats.dropped += 1,
-            }
-            off = rec.next();
-        }
-        if frames != sp.cqe.frames || off != bytes {
-            self.stats.bad += 1;
-        }
-        // `sp.buf`'s reference goes back to the pool here; fragments keep
-        // their own.
-    }
-
-    /// With merging on: the run of one flow's datagrams from `first` on that
-    /// can go up as one skb (see [`udp_merge`]), handed up; returns how many
-    /// records it took and where the next starts. `None` if fewer than two
-    /// make a run: the caller hands `first` up alone.
-    fn merge_run<T: Operations>(
-        &mut self,
-        dev: &Device<T>,
-        ctx: &PollCtx<'_>,
-        buf: &PoolPage,
-        data: &[u8],
-        first: &Record,
-    ) -> Option<(u16, usize)> {
-        let head = first.frame(data);
-        let seg = udp_merge::udp4_payload(head)?;
-        // Short datagrams are copied whole into the linear part; longer
-        // ones leave their payload in the buffer, a fragment each.
-        let copy = first.len <= COPYBREAK;
-        let most = if copy {
-            (MERGE_LINEAR_MAX - udp_merge::HEADERS) / seg
-        } else {
-            MAX_FRAGS
-        }
-        .min(udp_merge::MAX_SEGS);
-        let (mut n, mut payload, mut next) = (1, seg, first.next());
-        while n < most {
-            let Some(rec) = Record::at(data, next) else {
-                break;
-            };
-            let frame = rec.frame(data);
-            let Some(p) = udp_merge::udp4_payload(frame) else {
-                break;
-            };
-            if !rec.csum_ok()
-                || p > seg
-                || payload + p > udp_merge::MAX_PAYLOAD
-                || !udp_merge::same_flow(head, frame)
-            {
-                break;
-            }
-            n += 1;
-            payload += p;
-            next = rec.next();
-            // A shorter datagram ends a run, as in the stack's GRO.
-            if p < seg {
-                break;
-            }
-        }
-        if n < 2 {
-            return None;
-        }
-        let mut hdr = [0u8; udp_merge::HEADERS];
-        hdr.copy_from_slice(head.get(..udp_merge::HEADERS)?);
-        if !udp_merge::merge_headers(&mut hdr, payload) {
-            return None;
-        }
-        let merged = self.build_merged(ctx, buf, data, first, n, &hdr, copy, payload);
-        let gso = merged.and_then(|mut skb| {
-            skb.set_udp_gso(udp_merge::UDP_OFFSET as u16, seg as u16, n as u16)
-                .ok()?;
-            Some(skb)
-        });
-        match gso {
-            Some(mut skb) => {
-                skb.eth_type_trans(dev);
-                ctx.gro_receive(skb);
-                self.stats.packets += n as u64;
-                self.stats.bytes += (n * udp_merge::HEADERS + payload) as u64;
-                self.stats.merged_skbs += 1;
-                self.stats.merged_frames += n as u64;
-            }
-            None => self.stats.dropped += n as u64,
-        }
-        Some((n as u16, next))
-    }
-
-    /// The merged skb of the `n` records from `first`: the rewritten
-    /// headers `hdr`, then the `payload` bytes of the datagrams, copied or
-    /// as fragments of `buf`.
-    #[allow(clippy::too_many_arguments)]
-    fn build_merged(
-        &mut self,
-        ctx: &PollCtx<'_>,
-        buf: &PoolPage,
-        data: &[u8],
-        first: &Record,
-        n: usize,
-        hdr: &[u8; udp_merge::HEADERS],
-        copy: bool,
-        payload: usize,
-    ) -> Option<SkBuff> {
-        let linear = udp_merge::HEADERS + if copy { payload } else { 0 };
-        let mut skb = ctx.alloc_skb(linear as u32)?;
-        skb.put_data(hdr).ok()?;
-        let mut at = first.start - record::HEADER_SIZE;
-        for _ in 0..n {
-            let rec = Record::at(data, at)?;
-            let range = rec.start + udp_merge::HEADERS..rec.start + rec.len;
-            if copy {
-                skb.put_data(data.get(range)?).ok()?;
-            } else {
-                skb.add_pool_frag(buf, range, record::size(rec.len) as u32)
-                    .ok()?;
-            }
-            at = rec.next();
-        }
-        // The records were read twice: a device that rewrote them in
-        // between gets its frames dropped, not a skb unlike its headers.
-        (skb.len() as usize == udp_merge::HEADERS + payload).then_some(skb)
-    }
-
-    /// A short frame, copied whole into a small skb.
-    fn copy_frame(&mut self, ctx: &PollCtx<'_>, frame: &[u8]) -> Option<SkBuff> {
-        let mut skb = ctx.alloc_skb(frame.len() as u32)?;
-        skb.put_data(frame).ok()?;
-        self.stats.copybreak += 1;
-        Some(skb)
-    }
-
-    /// A longer frame at `start` in `buf`: headers copied into the linear
-    /// part, the payload a fragment referencing the buffer.
-    fn frag_frame<T: Operations>(
-        &mut self,
-        dev: &Device<T>,
-        ctx: &PollCtx<'_>,
-        buf: &PoolPage,
-        start: usize,
-        frame: &[u8],
-    ) -> Option<SkBuff> {
-        let hlen = dev.eth_headlen(frame).clamp(abi::MIN_FRAME_LEN, MAX_HEADER);
-        let mut skb = ctx.alloc_skb(hlen as u32)?;
-        skb.put_data(frame.get(..hlen)?).ok()?;
-        if hlen < frame.len() {
-            let truesize = record::size(frame.len()) as u32;
-            skb.add_pool_frag(buf, start + hlen..start + frame.len(), truesize)
-                .ok()?;
-        }
-        self.stats.frags += 1;
-        Some(skb)
     }
 }
