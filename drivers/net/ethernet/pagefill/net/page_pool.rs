@@ -78,9 +78,11 @@ impl PagePool {
         // INVARIANT: a buffer of this pool, owned by us, that nobody else
         // accesses (fresh from the pool); nothing of it is synced for the CPU.
         Some(PoolPage {
-            page,
-            pool: self.pool,
-            len: self.buf_len,
+            buf: PoolBuf {
+                page,
+                pool: self.pool,
+                len: self.buf_len,
+            },
             synced: 0,
         })
     }
@@ -94,6 +96,27 @@ impl Drop for PagePool {
     }
 }
 
+/// A pool buffer and the pool reference held to it, whoever owns it: what
+/// [`PoolPage`] and [`DevicePage`] share.
+///
+/// # Invariants
+///
+/// `page` is the head page of a `len`-byte buffer from `pool`, and this
+/// value stands for one pool reference to it; the pool outlives the buffer
+/// (the core keeps a destroyed pool until its buffers return).
+struct PoolBuf {
+    page: NonNull<kernel::bindings::page>,
+    pool: NonNull<kernel::bindings::page_pool>,
+    len: usize,
+}
+
+impl PoolBuf {
+    fn dma_addr(&self) -> u64 {
+        // SAFETY: a live page of a mapping pool (type invariant).
+        unsafe { ffi::pagefill_page_pool_get_dma_addr(self.page.as_ptr()) }
+    }
+}
+
 /// A buffer taken from a [`PagePool`], owned by the CPU; this value's
 /// reference returns to the pool on drop. skbs may hold references of their
 /// own to parts of it (see [`crate::net::skb::SkBuff::add_pool_frag`]).
@@ -104,16 +127,11 @@ impl Drop for PagePool {
 ///
 /// # Invariants
 ///
-/// `page` is the head page of a `len`-byte buffer from `pool`, and this
-/// value holds one pool reference to it; the pool outlives the buffer (the
-/// core keeps a destroyed pool until its buffers return). The device does
-/// not access the buffer, and its first `synced` bytes are synced for the
-/// CPU and written by nobody while this value or an skb fragment of it
-/// exists.
+/// The device does not access the buffer, and its first `synced <=
+/// buf.len` bytes are synced for the CPU and written by nobody while this
+/// value or an skb fragment of it exists.
 pub struct PoolPage {
-    page: NonNull<kernel::bindings::page>,
-    pool: NonNull<kernel::bindings::page_pool>,
-    len: usize,
+    buf: PoolBuf,
     synced: usize,
 }
 
@@ -126,34 +144,33 @@ unsafe impl Sync for PoolPage {}
 impl PoolPage {
     /// The page's DMA address.
     pub fn dma_addr(&self) -> u64 {
-        // SAFETY: a live page of a mapping pool (type invariant).
-        unsafe { ffi::pagefill_page_pool_get_dma_addr(self.page.as_ptr()) }
+        self.buf.dma_addr()
     }
 
     /// Bytes of the buffer.
     pub fn len(&self) -> usize {
-        self.len
+        self.buf.len
     }
 
     /// Whether the buffer is empty (never: a buffer is at least a page).
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.buf.len == 0
     }
 
     pub(crate) fn as_raw(&self) -> *mut kernel::bindings::page {
-        self.page.as_ptr()
+        self.buf.page.as_ptr()
     }
 
     /// The bytes the device wrote, as [`DevicePage::reclaim`] synced them
     /// for the CPU (none for a buffer the device never had).
     pub fn data(&self) -> &[u8] {
-        // SAFETY: a live buffer of this pool, `self.len` bytes of directly
-        // mapped memory from its head page (pool pages are never highmem);
-        // its first `synced <= len` bytes are synced for the CPU and nobody
+        // SAFETY: a live buffer of this pool, `len` bytes of directly mapped
+        // memory from its head page (pool pages are never highmem); its
+        // first `synced <= len` bytes are synced for the CPU and nobody
         // writes them while this value exists (type invariant).
         unsafe {
             core::slice::from_raw_parts(
-                ffi::pagefill_page_address(self.page.as_ptr()).cast(),
+                ffi::pagefill_page_address(self.buf.page.as_ptr()).cast(),
                 self.synced,
             )
         }
@@ -167,9 +184,7 @@ impl PoolPage {
         let this = core::mem::ManuallyDrop::new(self);
         // INVARIANT: the reference moves from `this`, which is not dropped.
         DevicePage {
-            page: this.page,
-            pool: this.pool,
-            len: this.len,
+            buf: PoolBuf { ..this.buf },
         }
     }
 }
@@ -179,7 +194,9 @@ impl Drop for PoolPage {
         // SAFETY: we hold one pool reference to the buffer (type invariant)
         // and give it up here; the buffer recycles when the last goes, and
         // the device does not access it.
-        unsafe { ffi::pagefill_page_pool_put_full_page(self.pool.as_ptr(), self.page.as_ptr()) };
+        unsafe {
+            ffi::pagefill_page_pool_put_full_page(self.buf.pool.as_ptr(), self.buf.page.as_ptr())
+        };
     }
 }
 
@@ -191,11 +208,9 @@ impl Drop for PoolPage {
 ///
 /// # Invariants
 ///
-/// As [`PoolPage`]'s, but the device may access the buffer at any time.
+/// The device may access the buffer at any time.
 pub struct DevicePage {
-    page: NonNull<kernel::bindings::page>,
-    pool: NonNull<kernel::bindings::page_pool>,
-    len: usize,
+    buf: PoolBuf,
 }
 
 // SAFETY: only the address is read; the reference may move between threads.
@@ -206,18 +221,7 @@ unsafe impl Sync for DevicePage {}
 impl DevicePage {
     /// The page's DMA address, where the device takes it.
     pub fn dma_addr(&self) -> u64 {
-        // SAFETY: a live page of a mapping pool (type invariant).
-        unsafe { ffi::pagefill_page_pool_get_dma_addr(self.page.as_ptr()) }
-    }
-
-    /// Bytes of the buffer.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the buffer is empty (never: a buffer is at least a page).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.buf.dma_addr()
     }
 
     /// Takes the buffer back from the device, its first `written` bytes
@@ -230,14 +234,14 @@ impl DevicePage {
     /// longer find it.
     pub unsafe fn reclaim(self, written: usize) -> PoolPage {
         let this = core::mem::ManuallyDrop::new(self);
-        let synced = written.min(this.len);
+        let synced = written.min(this.buf.len);
         if synced > 0 {
-            // SAFETY: a live buffer of a mapping pool (type invariant), now
-            // the CPU's (the caller's guarantee).
+            // SAFETY: a live buffer of a mapping pool (`PoolBuf`'s
+            // invariant), now the CPU's (the caller's guarantee).
             unsafe {
                 ffi::pagefill_page_pool_dma_sync_for_cpu(
-                    this.pool.as_ptr(),
-                    this.page.as_ptr(),
+                    this.buf.pool.as_ptr(),
+                    this.buf.page.as_ptr(),
                     synced as u32,
                 )
             };
@@ -245,9 +249,7 @@ impl DevicePage {
         // INVARIANT: the reference moves from `this`; the device is done
         // with the buffer and its first `synced` bytes were synced above.
         PoolPage {
-            page: this.page,
-            pool: this.pool,
-            len: this.len,
+            buf: PoolBuf { ..this.buf },
             synced,
         }
     }
