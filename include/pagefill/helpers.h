@@ -71,7 +71,7 @@ void pagefill_netdev_log(struct net_device *dev, enum pagefill_log_level level,
 void pagefill_set_bus_master(struct net_device *dev, bool on);
 void pagefill_local_bh_disable(void);
 void pagefill_local_bh_enable(void);
-void pagefill_netif_tx_start_all_queues(struct net_device *dev);
+void pagefill_netif_tx_wake_all_queues(struct net_device *dev);
 void pagefill_netif_tx_disable(struct net_device *dev);
 void pagefill_dev_kfree_skb_any(struct sk_buff *skb);
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,

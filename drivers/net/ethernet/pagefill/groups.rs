@@ -169,7 +169,7 @@ impl NetdevData {
                 };
                 tables.state[t] = Table::Leaving(g);
                 for q in queues {
-                    q.mailbox.lock().post_leave(t, g);
+                    q.mailbox.post_leave(t, g);
                 }
                 let _ = self.rings.set_master(g, None);
                 // The device closes the group's streams and marks the end
@@ -193,7 +193,7 @@ impl NetdevData {
                     continue;
                 }
                 for q in queues {
-                    q.mailbox.lock().post_join(t, g);
+                    q.mailbox.post_join(t, g);
                 }
                 tables.holders[t] = queues.len() as u8;
                 tables.state[t] = Table::Joined(g);

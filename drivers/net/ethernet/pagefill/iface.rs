@@ -48,7 +48,7 @@ use crate::net::napi::{Napi, NapiOwned};
 use crate::net::netdev::{Device, Features, Operations, Rtnl};
 use crate::net::page_pool::PagePool;
 use crate::rings::{Rings, TX_SHIFT_DEFAULT};
-use crate::rx::{Mailbox, PublishedRxStats, RxConfig, RxOffloads, RxState, RxStats};
+use crate::rx::{MailSlot, PublishedRxStats, RxConfig, RxOffloads, RxState, RxStats};
 use crate::tx::{TxState, TxStats};
 
 /// What ethtool sets; applied when the interface opens.
@@ -96,7 +96,7 @@ pub(crate) struct Queue {
     pub(crate) rx: NapiOwned<RxState>,
     /// Group joins and leaves for the receive state, which NAPI reads.
     #[pin]
-    pub(crate) mailbox: SpinLock<Mailbox>,
+    pub(crate) mailbox: MailSlot,
     /// The receive counters as NAPI last published them.
     pub(crate) rx_stats: PublishedRxStats,
     /// Transmit state; `ndo_start_xmit` and NAPI share it.
@@ -110,7 +110,7 @@ impl Queue {
             irq,
             napi <- Napi::new(),
             rx: NapiOwned::new(RxState::new()),
-            mailbox <- new_spinlock!(Mailbox::default()),
+            mailbox <- MailSlot::new(),
             rx_stats: PublishedRxStats::new(),
             tx <- new_spinlock!(TxState::new()),
         }? Error)
@@ -240,7 +240,10 @@ impl NetdevData {
         let mut counters = self.device_counters.lock();
         counters.update(&self.bar);
         let reset = hw::reset_revocable(&self.bar);
-        counters.last = [0; DEVICE_COUNTERS.len()];
+        // A reset clears the registers; one that failed may not have.
+        if reset.is_ok() {
+            counters.last = [0; DEVICE_COUNTERS.len()];
+        }
         reset
     }
 
@@ -351,12 +354,17 @@ impl PagefillNetdev {
         }
         let reset = data.reset();
         if let Err(e) = &reset {
-            // A device that is gone (unbound) cannot be reset; it is
-            // disabled all the same by the PCI core's removal.
             dev.set_bus_master(false);
-            dev.err(format_args!(
-                "the device did not come back from its reset ({e:?}): bus mastering off, its buffers abandoned"
-            ));
+            if *e == ENODEV {
+                // Unbound: the PCI core disables the device on removal.
+                dev.err(format_args!(
+                    "the device is gone: bus mastering off, its buffers abandoned"
+                ));
+            } else {
+                dev.err(format_args!(
+                    "the device did not come back from its reset ({e:?}): bus mastering off, its buffers abandoned"
+                ));
+            }
         }
         // Destroying a pool may sleep: drop what the locks hand back after
         // they are released.
@@ -378,7 +386,10 @@ impl PagefillNetdev {
                     Err(_) => tx.abandon(dev, rtnl),
                 }
             });
-            drop(pool);
+            match (&reset, pool) {
+                (Err(_), Some(pool)) => pool.leak(),
+                (_, pool) => drop(pool),
+            }
             drop(slots);
         }
         // The shared memory is cleared by the next start, before the device
@@ -435,14 +446,17 @@ impl PagefillNetdev {
         // Back on after a teardown whose reset failed turned it off: the
         // device was reset now, and holds nothing of before.
         dev.set_bus_master(true);
-        // Nothing runs on the queues now (NAPI is stopped): the count can
-        // change under them.
-        data.queues_in_use.store(set.queues, Ordering::Release);
         // Allocations and interrupt requests may sleep: they happen before
         // the locks are taken and outside the registers' RCU read section.
         let started = dev
             .set_real_num_queues(rtnl, set.queues)
-            .and_then(|()| data.rings.clear())
+            .and_then(|()| {
+                // Nothing runs on the queues now (NAPI is stopped): the
+                // count can change under them. It follows the stack's real
+                // number of queues, which the queue stats' base relies on.
+                data.queues_in_use.store(set.queues, Ordering::Release);
+                data.rings.clear()
+            })
             .and_then(|()| {
                 (0..set.queues as usize)
                     .try_for_each(|i| Self::open_queue(dev, rtnl, i, set.queues, &set))
@@ -475,8 +489,12 @@ impl PagefillNetdev {
         data.sync_groups();
         if status & abi::status::LINK_UP != 0 {
             dev.carrier_on();
+        } else {
+            dev.carrier_off();
         }
-        dev.tx_start_all_queues();
+        // Woken, not only started: after a restart or a ring change, frames
+        // the qdisc held while the queues were off go out now.
+        dev.tx_wake_all_queues();
         // Link changes from here on come by the misc vector (at once, if
         // one is already pending).
         if let Some(bar) = data.bar.try_access() {
@@ -503,7 +521,7 @@ impl PagefillNetdev {
             set.rx.ring,
             set.rx.buf_shift - abi::MIN_BUF_SHIFT,
         )?;
-        *q.mailbox.lock() = Mailbox::default();
+        q.mailbox.clear();
         q.rx.stopped_mut(&q.napi, rtnl, |rx| {
             rx.install(pool, set.rx.ring, data.node_id, i as u8, n)
         })

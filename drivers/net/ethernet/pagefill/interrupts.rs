@@ -47,6 +47,8 @@ impl Poll for PagefillNetdev {
             .iter()
             .position(|q| core::ptr::eq(&q.napi, ctx.napi()))
         else {
+            // Not one of ours: nothing to do, and nothing to poll again for.
+            ctx.complete_done(0);
             return 0;
         };
         let q = &data.queues[i];
@@ -63,6 +65,7 @@ impl Poll for PagefillNetdev {
         let bar = data.bar.try_access();
         let offloads = data.rx_offloads(dev);
         let Some((rx, pctx)) = q.rx.poll_mut(&mut ctx) else {
+            ctx.complete_done(0);
             return 0;
         };
         let work = rx.poll(dev, pctx, &data.rings, &q.mailbox, offloads);

@@ -53,6 +53,8 @@ impl Operations for PagefillNetdev {
 
     fn stop(dev: &Device<Self>, rtnl: &Rtnl<'_>) -> Result {
         dev.tx_disable();
+        // The link interrupt first: it would turn the carrier back on.
+        dev.data().misc.release();
         dev.carrier_off();
         Self::teardown(dev, rtnl)
     }

@@ -110,9 +110,9 @@ void pagefill_set_bus_master(struct net_device *dev, bool on)
 		pci_clear_master(to_pci_dev(parent));
 }
 
-void pagefill_netif_tx_start_all_queues(struct net_device *dev)
+void pagefill_netif_tx_wake_all_queues(struct net_device *dev)
 {
-	netif_tx_start_all_queues(dev);
+	netif_tx_wake_all_queues(dev);
 }
 
 void pagefill_netif_tx_disable(struct net_device *dev)

@@ -21,12 +21,13 @@
 //! small ring makes streams starve (the device pauses their senders) but
 //! loses nothing.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use kernel::{prelude::*, sync::SpinLock};
+use kernel::{new_spinlock, prelude::*, sync::SpinLock};
 
 use crate::abi::{self, rx_flags, rx_kind};
 use crate::hw::Quiesced;
+use crate::net::bh;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::{DevicePage, PagePool, PoolPage};
@@ -95,7 +96,66 @@ enum Proof {
 }
 
 /// Group changes for one queue's NAPI, posted by whoever joins or leaves
-/// groups (process context, or another queue's poll).
+/// groups (process context, or another queue's poll), and a flag that lets
+/// a poll see without the lock that there is nothing to read.
+#[pin_data]
+pub(crate) struct MailSlot {
+    #[pin]
+    mail: SpinLock<Mailbox>,
+    /// Set under the lock by every post, cleared under it by the reader.
+    pending: AtomicBool,
+}
+
+impl MailSlot {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            mail <- new_spinlock!(Mailbox::default()),
+            pending: AtomicBool::new(false),
+        })
+    }
+
+    /// Asks for `group` to be joined with node table `table`. Any context
+    /// but hard interrupts.
+    pub(crate) fn post_join(&self, table: usize, group: u16) {
+        self.post(|mail| mail.post_join(table, group));
+    }
+
+    /// Asks for `group`, joined with node table `table`, to be left. Any
+    /// context but hard interrupts.
+    pub(crate) fn post_leave(&self, table: usize, group: u16) {
+        self.post(|mail| mail.post_leave(table, group));
+    }
+
+    /// Forgets what was posted (the receive state starts anew).
+    pub(crate) fn clear(&self) {
+        bh::disabled(|| {
+            *self.mail.lock() = Mailbox::default();
+            self.pending.store(false, Ordering::Relaxed);
+        });
+    }
+
+    /// Changes the mail under its lock, with bottom halves off: the poll
+    /// that reads it runs in a softirq.
+    fn post(&self, f: impl FnOnce(&mut Mailbox)) {
+        bh::disabled(|| {
+            let mut mail = self.mail.lock();
+            f(&mut mail);
+            self.pending.store(true, Ordering::Release);
+        });
+    }
+
+    /// What was posted since the last call, if anything.
+    fn take(&self) -> Option<Mailbox> {
+        if !self.pending.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut mail = self.mail.lock();
+        self.pending.store(false, Ordering::Relaxed);
+        Some(core::mem::take(&mut *mail))
+    }
+}
+
+/// The changes in a [`MailSlot`].
 pub(crate) struct Mailbox {
     /// Tables whose group to join (bit per table).
     join: u64,
@@ -116,16 +176,14 @@ impl Default for Mailbox {
 }
 
 impl Mailbox {
-    /// Asks for `group` to be joined with node table `table`.
-    pub(crate) fn post_join(&mut self, table: usize, group: u16) {
+    fn post_join(&mut self, table: usize, group: u16) {
         if let Some(g) = self.group.get_mut(table) {
             *g = group;
             self.join |= 1 << table;
         }
     }
 
-    /// Asks for `group`, joined with node table `table`, to be left.
-    pub(crate) fn post_leave(&mut self, table: usize, group: u16) {
+    fn post_leave(&mut self, table: usize, group: u16) {
         if let Some(g) = self.group.get_mut(table) {
             *g = group;
             self.leave |= 1 << table;
@@ -318,10 +376,22 @@ fn counts_new_take(slot: &Slot, cqe: &RawCqe) -> bool {
     (cqe.taken.wrapping_sub(slot.taken) as i32) > 0
 }
 
+/// Whether a FLUSHED completion is the marker it must be: every field but
+/// its group and queue 0.
+fn is_marker(cqe: &RawCqe) -> bool {
+    cqe.addr == 0
+        && cqe.bytes == 0
+        && cqe.frames == 0
+        && cqe.node == 0
+        && cqe.flags == 0
+        && cqe.taken == 0
+}
+
 /// What the receive path owns while the interface is up.
 pub(crate) struct RxState {
     pool: Option<PagePool>,
-    groups: KVec<Group>,
+    /// Room for [`MAX_JOINED`] from install on: a join never allocates.
+    groups: KVVec<Group>,
     /// Node tables of groups this queue finished leaving (bit per table),
     /// for the caller to release.
     retired: u64,
@@ -361,7 +431,7 @@ impl RxState {
     pub(crate) fn new() -> Self {
         Self {
             pool: None,
-            groups: KVec::new(),
+            groups: KVVec::new(),
             retired: 0,
             queue: 0,
             num_queues: 1,
@@ -393,7 +463,7 @@ impl RxState {
     ) -> Result {
         // Joins happen in NAPI, where nothing may sleep: room for every
         // group the interface can join is made here.
-        self.groups = KVec::with_capacity(MAX_JOINED, GFP_KERNEL)?;
+        self.groups = KVVec::with_capacity(MAX_JOINED, GFP_KERNEL)?;
         self.split = None;
         self.own_node = own_node;
         self.queue = queue;
@@ -536,8 +606,10 @@ impl RxState {
     /// Applies the group changes in `mailbox`: joins first (a table is
     /// reused only after every queue let go of it, so a join never follows
     /// a leave of the same table in one batch).
-    fn read_mail(&mut self, mailbox: &SpinLock<Mailbox>) {
-        let mail = core::mem::take(&mut *mailbox.lock());
+    fn read_mail(&mut self, mailbox: &MailSlot) {
+        let Some(mail) = mailbox.take() else {
+            return;
+        };
         for (t, group) in mail.iter(mail.join) {
             self.join(group, t);
         }
@@ -636,7 +708,7 @@ impl RxState {
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
         rings: &Rings,
-        mailbox: &SpinLock<Mailbox>,
+        mailbox: &MailSlot,
         offloads: RxOffloads,
     ) -> i32 {
         let Ok(qr) = rings.queue(usize::from(self.queue)) else {
@@ -747,7 +819,7 @@ impl RxState {
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
         rings: &Rings,
-        mailbox: &SpinLock<Mailbox>,
+        mailbox: &MailSlot,
         cqe: &RawCqe,
     ) {
         let node = usize::from(cqe.node);
@@ -772,7 +844,7 @@ impl RxState {
         ) else {
             // A left group's marker names no stream: node 0 may be steered
             // elsewhere.
-            if cqe.kind == rx_kind::FLUSHED && cqe.queue == self.queue {
+            if cqe.kind == rx_kind::FLUSHED && cqe.queue == self.queue && is_marker(cqe) {
                 self.flushed(rings, cqe.group);
             } else {
                 self.bad_completion();
@@ -870,7 +942,7 @@ impl RxState {
                 }
                 self.starved(gi, node);
             }
-            rx_kind::FLUSHED => {
+            rx_kind::FLUSHED if is_marker(cqe) => {
                 self.flushed(rings, cqe.group);
                 return;
             }

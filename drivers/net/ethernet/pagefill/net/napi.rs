@@ -28,9 +28,11 @@ use crate::net::skb::SkBuff;
 /// The poll callback of a device's NAPI instance.
 pub trait Poll: Operations {
     /// Processes up to `ctx.budget()` units of work; returns how many were
-    /// done. A return below the budget means the work is done and the
-    /// driver has called [`PollCtx::complete_done`]; the core never sees
-    /// more than the budget (the trampoline clamps and warns once).
+    /// done. The core's rule, that a poll returns less than its budget if
+    /// and only if it completed the instance, is kept by the trampoline
+    /// whatever this returns: after [`PollCtx::complete_done`] it reports
+    /// less than the budget, without it the whole budget (the instance
+    /// stays scheduled); a return above the budget also warns.
     fn poll(dev: &Device<Self>, ctx: PollCtx<'_>) -> i32;
 }
 
@@ -51,6 +53,9 @@ pub struct PollCtx<'a> {
     napi: &'a Napi,
     budget: i32,
     delivered: Cell<i32>,
+    /// Set once `napi_complete_done` was called: the trampoline makes the
+    /// poll's return agree with it.
+    completed: &'a Cell<bool>,
     _not_send: PhantomData<*mut ()>,
 }
 
@@ -108,6 +113,7 @@ impl<'a> PollCtx<'a> {
         if work >= self.budget {
             return false;
         }
+        self.completed.set(true);
         // SAFETY: in `napi`'s poll (type invariant), once (the context is
         // consumed), with work below the budget.
         unsafe { ffi::napi_complete_done(self.napi.as_raw(), work) }
@@ -154,6 +160,9 @@ pub struct Napi {
     irq: AtomicU32,
     /// The queue pair it serves while started.
     queue: AtomicU32,
+    /// [`NapiOwned::stopped_mut`] accesses to state it owns that are
+    /// running: it does not start meanwhile.
+    owned_borrows: AtomicU32,
     #[pin]
     _pin: PhantomPinned,
 }
@@ -195,20 +204,27 @@ unsafe extern "C" fn poll<T: Poll>(
     // SAFETY: a started NAPI is added to a device registered for `T`, which
     // outlives it.
     let dev = unsafe { Device::<T>::from_raw_ptr(ffi::pagefill_napi_dev(napi)) };
+    let completed = Cell::new(false);
     // INVARIANT: made here, in the poll callback, and gone when it returns.
     let ctx = PollCtx {
         napi: this,
         budget,
         delivered: Cell::new(0),
+        completed: &completed,
         _not_send: PhantomData,
     };
     let work = T::poll(dev, ctx);
-    // The core's accounting breaks (and it warns) on more than the budget.
     if work > budget {
-        kernel::warn_on!(true);
-        return budget;
+        kernel::pr_warn_once!("pagefill: a NAPI poll reported more work than its budget\n");
     }
-    work
+    // A completed instance that reported its whole budget would be put
+    // back on the poll list though no longer scheduled; one not completed
+    // that reported less would never be polled again.
+    if completed.get() {
+        work.clamp(0, (budget - 1).max(0))
+    } else {
+        budget
+    }
 }
 
 /// State that belongs to one NAPI instance: its poll uses it without a
@@ -220,8 +236,8 @@ unsafe extern "C" fn poll<T: Poll>(
 /// Once `owner` is set (never to another value), `value` is accessed only
 /// through [`Self::poll_mut`] (inside a poll of `owner`, whose polls never
 /// overlap) and [`Self::stopped_mut`] (while `owner` is stopped under RTNL,
-/// so no poll runs and none can start, with `busy` held so two such
-/// accesses never overlap either). `owner` is only compared, never
+/// so no poll runs and none can start: the owner refuses to start while
+/// such an access runs, and `busy` keeps two of them from overlapping). `owner` is only compared, never
 /// dereferenced.
 pub struct NapiOwned<T> {
     value: UnsafeCell<T>,
@@ -279,18 +295,23 @@ impl<T> NapiOwned<T> {
             Ordering::AcqRel,
             Ordering::Acquire,
         );
-        if bound.is_err_and(|p| p != owner_ptr)
-            || owner.irq.load(Ordering::Acquire) != 0
-            || self.busy.swap(true, Ordering::Acquire)
-        {
+        if bound.is_err_and(|p| p != owner_ptr) || self.busy.swap(true, Ordering::Acquire) {
             return None;
         }
-        // SAFETY: `owner` is the value's owner and stopped; RTNL (held: the
-        // token) keeps it so, as it is started only under RTNL: no poll
-        // runs; `busy` keeps out every other `stopped_mut` access.
-        let r = f(unsafe { &mut *self.value.get() });
+        // Counted before the check: `start` (under RTNL, as this is, so not
+        // at the same time) refuses to start while the count is not 0.
+        owner.owned_borrows.fetch_add(1, Ordering::AcqRel);
+        let r = if owner.irq.load(Ordering::Acquire) != 0 {
+            None
+        } else {
+            // SAFETY: `owner` is the value's owner and stopped, and cannot
+            // start until the count drops again (even from `f`): no poll
+            // runs; `busy` keeps out every other `stopped_mut` access.
+            Some(f(unsafe { &mut *self.value.get() }))
+        };
+        owner.owned_borrows.fetch_sub(1, Ordering::AcqRel);
         self.busy.store(false, Ordering::Release);
-        Some(r)
+        r
     }
 }
 
@@ -301,6 +322,7 @@ impl Napi {
             inner <- Opaque::zeroed(),
             irq: AtomicU32::new(0),
             queue: AtomicU32::new(0),
+            owned_borrows: AtomicU32::new(0),
             _pin: PhantomPinned,
         })
     }
@@ -329,6 +351,11 @@ impl Napi {
     ) -> Result {
         if irq == 0 || self.irq.load(Ordering::Acquire) != 0 {
             return Err(EINVAL);
+        }
+        // State it owns is being used as a stopped instance's: starting now
+        // would let a poll use it too.
+        if self.owned_borrows.load(Ordering::Acquire) != 0 {
+            return Err(EBUSY);
         }
         // SAFETY: `dev` is a valid, registered device.
         if queue >= unsafe { ffi::pagefill_netdev_num_napi_configs(dev.as_raw()) } {

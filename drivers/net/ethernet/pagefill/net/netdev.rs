@@ -398,10 +398,11 @@ impl<T: Operations> Device<T> {
         unsafe { ffi::netif_carrier_off(self.as_raw()) }
     }
 
-    /// Allows the stack to transmit on every queue.
-    pub fn tx_start_all_queues(&self) {
+    /// Allows the stack to transmit on every queue, and has it send what
+    /// its queueing disciplines hold (`netif_tx_wake_all_queues`).
+    pub fn tx_wake_all_queues(&self) {
         // SAFETY: the device is valid (type invariant).
-        unsafe { ffi::pagefill_netif_tx_start_all_queues(self.as_raw()) }
+        unsafe { ffi::pagefill_netif_tx_wake_all_queues(self.as_raw()) }
     }
 
     /// Stops every transmit queue and waits for running transmits to end.

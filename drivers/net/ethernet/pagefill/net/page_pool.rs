@@ -4,7 +4,10 @@
 //!
 //! C header: [`include/net/page_pool/helpers.h`](srctree/include/net/page_pool/helpers.h)
 
-use core::ptr::NonNull;
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, Ordering},
+};
 
 use kernel::{error::from_err_ptr, prelude::*};
 
@@ -85,6 +88,22 @@ impl PagePool {
             },
             synced: 0,
         })
+    }
+}
+
+impl PagePool {
+    /// Gives up the pool for good, with every buffer it handed out: for a
+    /// device that may still write them (a reset that failed). Destroying
+    /// the pool would unmap its buffers once their last reference went, and
+    /// could hand their bus addresses to someone else; a leaked pool keeps
+    /// them mapped. Process context, with the pool's NAPI instance stopped.
+    pub fn leak(self) {
+        // SAFETY: the pool is live (type invariant); the caller stopped its
+        // NAPI instance, so no poll allocates or recycles meanwhile, and
+        // this may sleep (process context). The pool then no longer points
+        // at the instance, which may go away before the pool's pages.
+        unsafe { ffi::page_pool_disable_direct_recycling(self.pool.as_ptr()) };
+        core::mem::forget(self);
     }
 }
 
@@ -265,7 +284,9 @@ impl DevicePage {
 impl Drop for DevicePage {
     fn drop(&mut self) {
         // Not recycled: the device may still write it. Driver code gives a
-        // buffer back with `reclaim` once the device is done with it.
-        kernel::warn_on!(true);
+        // buffer back with `reclaim` once the device is done with it. A bug
+        // that drops one drops many: one warning.
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        kernel::warn_on!(!WARNED.swap(true, Ordering::Relaxed));
     }
 }

@@ -338,8 +338,9 @@ impl Drop for TxMapped {
     fn drop(&mut self) {
         // Dropped without `unmap` or `leak`: a driver bug. Freeing memory
         // the device may still read is worse than leaking it, so leak
-        // (kmemleak and the DMA API debugging will say so) and warn.
-        kernel::warn_on!(true);
+        // (kmemleak and the DMA API debugging will say so) and warn, once.
+        static WARNED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+        kernel::warn_on!(!WARNED.swap(true, core::sync::atomic::Ordering::Relaxed));
     }
 }
 
