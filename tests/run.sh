@@ -99,7 +99,9 @@ done
 # 64 MiB a queue with 16 KiB buffers. The debug kernel runs them with the
 # DMA-API debugging; a test adds kernel arguments of its own for one flavour
 # with vm_append_FLAVOUR (the debug kernel bounces the data path tests too:
-# bouncing costs it a fifth more time, too much for CI on every test).
+# bouncing costs it a fifth more time, too much for CI on every test). A
+# test with vm_kernel_args=0 gets none of these (bigmem.test: swiotlb must
+# bounce only what a device cannot reach).
 declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="")
 
 # run_vm FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...: one boot running
@@ -156,21 +158,28 @@ for f in $flavours; do
 		# A .test file holds the vm-run options, the guest command line
 		# and, optionally, arguments after the module's path (vm_args, or
 		# vm_args_FLAVOUR for one flavour), the kernel flavours it runs
-		# on (default both), vm_append_FLAVOUR (more kernel arguments)
-		# and vm_share_boot.
+		# on (default both), vm_append_FLAVOUR (more kernel arguments),
+		# vm_kernel_args=0 (not the flavour's kernel_args above),
+		# vm_opts_FLAVOUR (the vm-run options for one flavour) and
+		# vm_share_boot.
 		vm_args=()
+		vm_opts_fast=()
+		vm_opts_debug=()
 		vm_args_fast=()
 		vm_args_debug=()
 		vm_append_fast=""
 		vm_append_debug=""
 		vm_flavours=(fast debug)
+		vm_kernel_args=1
 		vm_share_boot=0
 		# shellcheck disable=SC1090
 		. "$t"
-		declare -n flavour_args="vm_args_$f" flavour_append="vm_append_$f"
+		declare -n flavour_args="vm_args_$f" flavour_append="vm_append_$f" flavour_opts="vm_opts_$f"
 		[ "${#flavour_args[@]}" -eq 0 ] || vm_args=("${flavour_args[@]}")
-		append="${kernel_args[$f]} $flavour_append"
-		unset -n flavour_args flavour_append
+		[ "${#flavour_opts[@]}" -eq 0 ] || vm_opts=("${flavour_opts[@]}")
+		append=$flavour_append
+		[ "$vm_kernel_args" = 0 ] || append="${kernel_args[$f]} $append"
+		unset -n flavour_args flavour_append flavour_opts
 		# shellcheck disable=SC2076
 		if [[ ! " ${vm_flavours[*]} " =~ " $f " ]]; then
 			continue

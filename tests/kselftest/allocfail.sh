@@ -8,7 +8,10 @@
 # succeeds, nothing is left half done. Then, under traffic from 31 streams,
 # page pool allocations fail (fail_function on page_pool_alloc_netmems):
 # the driver counts them, streams starve and their senders pause, and no
-# frame is lost; and skb allocations fail (failslab on skbuff_head_cache):
+# frame is lost; then every one fails while streams wait for buffers, and
+# NAPI must not spin (its polls are counted: a timer retries every 10 ms)
+# until memory comes back and every frame arrives; and skb allocations
+# fail (failslab on skbuff_head_cache):
 # the frames are dropped and counted, every other one delivered. With the
 # faults off every stream arrives complete and in order; the page pools are
 # gone once the interface is down (no page in flight) and kmemleak finds
@@ -25,7 +28,7 @@ if [ ! -e /proc/self/fail-nth ] || [ ! -d "$dbg/fail_function" ] ||
 	echo "1..0 # SKIP needs FAULT_INJECTION_DEBUG_FS, FAILSLAB, FAIL_PAGE_ALLOC, FAIL_FUNCTION"
 	exit 4
 fi
-ktap_plan 10
+ktap_plan 13
 
 # attr NAME KEY=VALUE...: fault injection attributes in debugfs.
 attr() {
@@ -77,6 +80,75 @@ written=$(($(stat rx_frames) - w0)) failed=$(($(qs page_alloc_failed) - f0)) got
 echo "# page pool: $failed allocations failed, $written frames written, $got delivered"
 ktap_check "page pool allocations failing: $failed counted, all $written frames delivered" eval \
 	'[ "$sent_rc" -eq 0 ] && [ "$failed" -gt 0 ] && [ "$written" -eq 620 ] && [ "$got" -eq 620 ]'
+
+# Every page pool allocation fails while streams wait for buffers: NAPI
+# must not spin. A paused stream waiting for a page gets no completion to
+# retry the refill, so NAPI completes and a timer polls again 10 ms later
+# (interrupts.rs, ALLOC_RETRY_MS); an earlier version returned its whole
+# budget instead, a busy loop in softirq context (then ksoftirqd) for as
+# long as memory stayed short. 31 streams of 60 frames of 1400 bytes: a
+# stream needs three buffers (32 KiB hold 23 frames) and can have two (the
+# one the device fills and the one posted), so each starves and the device
+# pauses its sender. Once no frame moves, the interface's polls are
+# counted for 3 s (trace event napi:napi_poll, filtered by device).
+queues=$(ethtool -l "$dev" | sed -n '/^Current/,$s/^Combined:[[:space:]]*//p')
+paused() { echo $(($(stat xoff_sent) - $(stat xon_sent))); }
+tr=/sys/kernel/tracing
+[ -e "$tr/trace" ] || mount -t tracefs nodev "$tr"
+ev=$tr/events/napi/napi_poll
+# polls_for SECS: NAPI polls of the interface in SECS seconds.
+polls_for() {
+	echo "dev_name == \"$dev\"" >"$ev/filter"
+	echo >"$tr/trace"
+	echo 1 >"$ev/enable"
+	sleep "$1"
+	echo 0 >"$ev/enable"
+	# Events in the buffer, and those it overwrote when full.
+	cat "$tr"/per_cpu/cpu*/stats | awk '/^(entries|overrun):/ { s += $2 } END { print s + 0 }'
+	echo 0 >"$ev/filter"
+	echo >"$tr/trace"
+}
+# written_stays: no frame written by the device for a second.
+written_stays() {
+	w=$(stat rx_frames)
+	sleep 1
+	[ "$(stat rx_frames)" -eq "$w" ]
+}
+echo page_pool_alloc_netmems >"$dbg/fail_function/inject"
+attr fail_function verbose=0 interval=1 probability=100 times=-1
+rm -f /tmp/udp_sink.ready
+python3 "$here/udp_sink.py" 9000 1860 120 >/tmp/sink.out 2>&1 &
+sink=$!
+eventually test -f /tmp/udp_sink.ready
+$host gen --nodes 1-31 --groups 0 --size 1400 --count 60 --give-up-ms 60000 \
+	--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out 2>&1 &
+gen=$!
+eventually_long eval '[ "$(paused)" -gt 0 ]' && eventually_long written_stays
+p0=$(paused) w0=$(stat rx_frames) f0=$(qs page_alloc_failed) t0=$(date +%s%N)
+polls=$(polls_for 3)
+ms=$((($(date +%s%N) - t0) / 1000000))
+p1=$(paused) w1=$(stat rx_frames) f1=$(qs page_alloc_failed)
+echo "# waiting for pages, $p0 then $p1 senders paused: $polls NAPI polls in $ms ms over $queues queue(s), $((f1 - f0)) page allocations failed, $((w1 - w0)) frames written"
+ktap_check "every page allocation failing: streams wait for buffers, their senders paused ($p1), allocations retried and counted ($((f1 - f0)) failed in the window)" eval \
+	'[ "$p0" -gt 0 ] && [ "$p1" -gt 0 ] && [ "$w1" -eq "$w0" ] && [ "$f1" -gt "$f0" ]'
+# The retry timer polls each queue at most 100 times a second, and with
+# every stream paused nothing else schedules NAPI (no completion, no
+# interrupt): 300 polls a queue in the window. The limit, 500 a second a
+# queue, leaves five times that for timer slack and stray interrupts; a
+# busy loop polls back to back, tens of thousands of times a second even
+# under TCG.
+limit=$((500 * queues * ms / 1000))
+ktap_check "no busy loop while pages cannot be had: $polls NAPI polls in $ms ms over $queues queue(s), at most $limit" \
+	[ "$polls" -le "$limit" ]
+attr fail_function probability=0 times=0
+echo >"$dbg/fail_function/inject"
+wait "$gen"
+gen_rc=$?
+wait "$sink"
+sink_rc=$?
+echo "# memory back: sink: $(cat /tmp/sink.out); generator: $(cat /tmp/gen.out)"
+ktap_check "memory back: the streams resume, every frame delivered complete and in order" \
+	eval '[ "$gen_rc" -eq 0 ] && [ "$sink_rc" -eq 0 ]'
 
 # skb heads fail one time in two (atomic allocations of that cache only).
 # NAPI takes skbs from a per-CPU cache, refilled from the slab 32 at a

@@ -84,6 +84,21 @@ pf_send_streams() {
 pf_log_mark() { pf_log_start=$(dmesg | wc -l); }
 pf_log_since() { dmesg | tail -n +"$((pf_log_start + 1))"; }
 
+# pf_log_clean: the kernel logged no warning, BUG, lockdep, KASAN or DMA-API
+# report since pf_log_mark (scripts/vm-run.sh fails the run on one too;
+# this names the test that saw it). The patterns are vm-run.sh's where the
+# repository is at hand.
+pf_log_clean() {
+	pats=${PF_TOP:-.}/scripts/kernel-log-problems.txt
+	if [ -r "$pats" ]; then
+		re=$(sed -e '/^#/d' -e '/^$/d' "$pats" | paste -sd'|')
+	else
+		re='WARNING:|BUG:|Oops|Call Trace:|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|DMA-API: .*device driver'
+	fi
+	found=$(pf_log_since | grep -E "$re" | head -n 5)
+	[ -z "$found" ] || { echo "$found" | sed 's/^/# /'; return 1; }
+}
+
 # A kmemleak scan that reports only leaks: objects must be older than the
 # minimum age before a scan may name them, hence the wait and second scan.
 pf_kmemleak_clean() {

@@ -13,6 +13,11 @@ whole (UDP_GRO) and splits them by the segment size the kernel reports;
 the line then ends with "merged M" (datagrams that came merged). With
 PF_SINK_HOLD=S it reads nothing for S seconds after it is ready, so the
 frames sent meanwhile wait in the socket, their skbs all allocated at once.
+PF_SINK_RCVBUF=BYTES sets the socket's receive buffer (default 8 MiB; the
+kernel caps it at net.core.rmem_max): a sink slower than the traffic can
+then hold a whole run and read it after. PF_SINK_QUIET=S ends the wait
+for the frames expected once S seconds pass without one (they are missing:
+exit 1), rather than at TIMEOUT.
 """
 import os
 import socket
@@ -25,8 +30,9 @@ UDP_GRO = 104
 
 port, expected, timeout = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 idle = float(sys.argv[4]) if len(sys.argv) > 4 else None
+quiet = float(os.environ["PF_SINK_QUIET"]) if "PF_SINK_QUIET" in os.environ else None
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, int(os.environ.get("PF_SINK_RCVBUF", 8 << 20)))
 gro = os.environ.get("PF_SINK_GRO") == "1"
 if gro:
     s.setsockopt(SOL_UDP, UDP_GRO, 1)
@@ -57,6 +63,8 @@ while received < expected:
         break
     if idle is not None:
         left = min(left, idle)
+    if quiet is not None:
+        left = min(left, quiet)
     s.settimeout(left)
     try:
         datagrams = segments()

@@ -49,6 +49,32 @@ pub struct GenConfig {
     /// Stop when every stream left has been paused this long (a receiver
     /// that never answers); None: wait for ever.
     pub give_up: Option<Duration>,
+    /// Groups whose streams send more: (group, weight), a stream of the
+    /// group sending `weight` frames for each one of a stream of any other
+    /// group (and `count` times `weight` in all, so every stream sends to
+    /// the end). One group can load the receiver while the others carry
+    /// traffic that a slower check counts whole.
+    pub group_weight: Vec<(u16, u64)>,
+    /// Groups whose frames go to another UDP port: (group, port).
+    pub group_dport: Vec<(u16, u16)>,
+}
+
+impl GenConfig {
+    /// Frames a stream of `group` sends for each one of an unweighted stream.
+    pub fn weight(&self, group: u16) -> u64 {
+        self.group_weight
+            .iter()
+            .find(|(g, _)| *g == group)
+            .map_or(1, |&(_, w)| w)
+    }
+
+    /// The UDP destination port of `group`'s frames.
+    pub fn dport(&self, group: u16) -> u16 {
+        self.group_dport
+            .iter()
+            .find(|(g, _)| *g == group)
+            .map_or(self.dport, |&(_, p)| p)
+    }
 }
 
 /// What was sent.
@@ -88,7 +114,7 @@ pub fn build_frame(cfg: &GenConfig, group: u16, node: u8, seq: u64, out: &mut Ve
     ip[10..12].copy_from_slice(&csum.to_be_bytes());
     let udp = &mut out[34..42];
     udp[0..2].copy_from_slice(&(10000 + u16::from(node)).to_be_bytes());
-    udp[2..4].copy_from_slice(&cfg.dport.to_be_bytes());
+    udp[2..4].copy_from_slice(&cfg.dport(group).to_be_bytes());
     udp[4..6].copy_from_slice(&((size - 34) as u16).to_be_bytes());
     let p = &mut out[HEADERS..HEADERS + 16];
     p[0..4].copy_from_slice(&PAYLOAD_MAGIC);
@@ -151,12 +177,21 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
         .iter()
         .flat_map(|&g| cfg.nodes.iter().map(move |&n| (g, n)))
         .collect();
+    let weights: Vec<u64> = streams.iter().map(|&(g, _)| cfg.weight(g)).collect();
+    let counts: Vec<u64> = weights.iter().map(|w| cfg.count * w).collect();
+    // One pass over the streams: a stream of weight w appears w times,
+    // spread over the pass.
+    let most = weights.iter().copied().max().unwrap_or(1);
+    let weights = &weights;
+    let pass: Vec<usize> = (0..most)
+        .flat_map(|w| (0..weights.len()).filter(move |&i| weights[i] > w))
+        .collect();
     let mut next = vec![0u64; streams.len()];
     let mut frame = Vec::new();
     let mut msg = Vec::new();
     let mut report = GenReport::default();
     let start = Instant::now();
-    let total = cfg.count * streams.len() as u64;
+    let total: u64 = counts.iter().sum();
     let mut paused_since: Option<Instant> = None;
     while report.frames < total {
         let blocked: HashSet<(u16, u8)> = match paused.lock() {
@@ -164,13 +199,14 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
             Err(_) => break,
         };
         let mut sent_any = false;
-        for (i, &(g, n)) in streams.iter().enumerate() {
-            if next[i] >= cfg.count || blocked.contains(&(g, n)) {
+        for &i in &pass {
+            let (g, n) = streams[i];
+            if next[i] >= counts[i] || blocked.contains(&(g, n)) {
                 continue;
             }
             let seq = next[i];
             next[i] += 1;
-            let last = next[i] == cfg.count;
+            let last = next[i] == counts[i];
             let eot = last || (cfg.eot_every != 0 && next[i].is_multiple_of(cfg.eot_every));
             build_frame(cfg, g, n, seq, &mut frame);
             msg.clear();
@@ -230,6 +266,8 @@ mod tests {
             rate: 0,
             eot_every: 0,
             give_up: None,
+            group_weight: Vec::new(),
+            group_dport: Vec::new(),
             dst_mac: [0x02, 0x50, 0x46, 0x4c, 0, 1],
             src_ip: Ipv4Addr::new(192, 0, 2, 0),
             dst_ip: Ipv4Addr::new(192, 0, 2, 1),
@@ -250,6 +288,20 @@ mod tests {
         assert_eq!(u16::from_le_bytes([f[46], f[47]]), 3);
         assert_eq!(f[48], 5);
         assert_eq!(u64::from_le_bytes(f[50..58].try_into().unwrap()), 77);
+    }
+
+    #[test]
+    fn a_group_can_have_its_own_port() {
+        let mut c = cfg();
+        c.group_dport = vec![(7, 9001)];
+        let mut f = Vec::new();
+        build_frame(&c, 7, 5, 0, &mut f);
+        assert_eq!(u16::from_be_bytes([f[36], f[37]]), 9001);
+        build_frame(&c, 3, 5, 0, &mut f);
+        assert_eq!(u16::from_be_bytes([f[36], f[37]]), 9000);
+        assert_eq!((c.weight(3), c.weight(7)), (1, 1));
+        c.group_weight = vec![(7, 4)];
+        assert_eq!((c.weight(3), c.weight(7)), (1, 4));
     }
 
     #[test]

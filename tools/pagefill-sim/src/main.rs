@@ -10,7 +10,7 @@
 //!     fault off, stall MS, dead) to a NIC's control socket
 //! pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size BYTES
 //!     --count N [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP
-//!     [--src-ip IP] [--dport PORT]
+//!     [--src-ip IP] [--dport PORT] [--group-weight G=N,...] [--group-dport G=PORT,...]
 //!     play virtual remote nodes sending numbered UDP streams
 //! ```
 
@@ -34,7 +34,8 @@ fn usage() -> ExitCode {
          \x20      pagefill-sim ctl PATH COMMAND...\n\
          \x20      pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size N --count N\n\
          \x20                       [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP\n\
-         \x20                       [--src-ip IP] [--dport PORT]"
+         \x20                       [--src-ip IP] [--dport PORT] [--group-weight G=N,...]\n\
+         \x20                       [--group-dport G=PORT,...]"
     );
     ExitCode::from(2)
 }
@@ -60,6 +61,19 @@ fn range<T: std::str::FromStr + Copy + Into<u32> + TryFrom<u32>>(s: &str) -> Opt
         }
     }
     Some(out)
+}
+
+/// `G=V,G=V...`: a value per group.
+fn per_group<T: std::str::FromStr>(s: Option<&str>) -> Option<Vec<(u16, T)>> {
+    let Some(s) = s else {
+        return Some(Vec::new());
+    };
+    s.split(',')
+        .map(|kv| {
+            let (g, v) = kv.split_once('=')?;
+            Some((g.parse().ok()?, v.parse().ok()?))
+        })
+        .collect()
 }
 
 fn mac(s: &str) -> Option<[u8; 6]> {
@@ -205,6 +219,8 @@ fn gen(args: &[String]) -> ExitCode {
                 Some(ms) => Some(Duration::from_millis(ms.parse().ok()?)),
                 None => None,
             },
+            group_weight: per_group(get("group-weight"))?,
+            group_dport: per_group(get("group-dport"))?,
         })
     })();
     let Some(cfg) = cfg else { return usage() };
