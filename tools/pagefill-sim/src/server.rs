@@ -10,7 +10,8 @@
 //!   `stream GROUP NODE offered written dropped starved xoff_us` per stream;
 //! - `link up` / `link down`;
 //! - `fault MODE [EVERY]` / `fault off` (see [`crate::faults::FaultMode`]);
-//! - `stall MS`: the device stops processing for MS milliseconds;
+//! - `stall MS`: the device stops processing until MS milliseconds from
+//!   now, replacing any stall under way (`stall 0` ends one);
 //! - `dead`: the device stops answering (MMIO reads all ones, no DMA);
 //! - `revive`: it answers again, as it was (the host must reset it).
 
@@ -25,6 +26,9 @@ use log::{error, info};
 use crate::fabric::{self, MAX_DATAGRAM};
 use crate::faults::FaultMode;
 use crate::nic::Nic;
+
+/// How long the engine sleeps at a time while the device is stalled.
+const STALL_SLICE: Duration = Duration::from_millis(10);
 
 /// Moves fabric traffic into the NIC and runs its timers, forever.
 pub fn run_engine(nic: Arc<Mutex<Nic>>, sock: UnixDatagram) {
@@ -42,7 +46,9 @@ pub fn run_engine(nic: Arc<Mutex<Nic>>, sock: UnixDatagram) {
         if let Some(until) = stall {
             let now = Instant::now();
             if until > now {
-                std::thread::sleep(until - now);
+                // In slices: a new `stall` command (`stall 0` ends it)
+                // takes effect within one.
+                std::thread::sleep((until - now).min(STALL_SLICE));
                 continue;
             }
         }
