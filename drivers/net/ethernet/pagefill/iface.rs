@@ -295,7 +295,7 @@ pub(crate) fn mtu_fits(mtu: u32, buf_shift: u32) -> bool {
 
 /// Largest buffer size (as a power of two) a page pool serves.
 pub(crate) const MAX_POOL_BUF_SHIFT: u32 = {
-    let shift = abi::MIN_BUF_SHIFT + PagePool::MAX_ORDER;
+    let shift = kernel::page::PAGE_SHIFT as u32 + PagePool::MAX_ORDER;
     if shift < abi::MAX_BUF_SHIFT {
         shift
     } else {
@@ -519,7 +519,11 @@ impl PagefillNetdev {
             dev,
             &q.napi,
             set.rx.ring,
-            set.rx.buf_shift - abi::MIN_BUF_SHIFT,
+            // A buffer of at least 2^buf_shift bytes, in pages of the
+            // host's size (a buffer smaller than a page takes a page).
+            set.rx
+                .buf_shift
+                .saturating_sub(kernel::page::PAGE_SHIFT as u32),
         )?;
         q.mailbox.clear();
         q.rx.stopped_mut(&q.napi, rtnl, |rx| {
