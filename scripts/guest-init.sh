@@ -33,8 +33,12 @@ done
 hostname pagefill-vm
 ip link set lo up
 
+# The guest's uptime when the command starts and ends: vm-run.sh reports
+# how long the boot and the command took.
+cut -d' ' -f1 /proc/uptime >/run/pf/uptime
 ( . /run/pf/cmd ) >/run/pf/output 2>&1
 echo $? >/run/pf/rc
+cut -d' ' -f1 /proc/uptime >>/run/pf/uptime
 # The command's output also goes to the console log, in order with the kernel's.
 cat /run/pf/output >/dev/console
 sync

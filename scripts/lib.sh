@@ -8,6 +8,10 @@
 PF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PF_CACHE=${PAGEFILL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pagefill}
 export PF_TOP PF_CACHE
+# Cargo's output (the device model, its host tests and clippy) goes to the
+# cache too: the dependencies build once for every checkout, and a clean
+# clone does not pay for them again. Cargo locks the folder while it builds.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PF_CACHE/cargo-target}
 
 pf_log() { printf '[pagefill %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 pf_die() { pf_log "error: $*"; exit 1; }

@@ -212,7 +212,12 @@ timeout --kill-after=10 "$timeout" "$PF_TOP/scripts/in-root.sh" qemu-system-x86_
 	>"$run/console.log" 2>&1 </dev/null
 qemu_rc=$?
 set -e
-pf_log "VM ran for $((SECONDS - t0)) s"
+t_cmd=$(sed -n 1p "$run/out/uptime" 2>/dev/null) t_end=$(sed -n 2p "$run/out/uptime" 2>/dev/null)
+if [ -n "$t_cmd" ] && [ -n "$t_end" ]; then
+	pf_log "VM ran for $((SECONDS - t0)) s: boot ${t_cmd%.*} s, command $(( ${t_end%.*} - ${t_cmd%.*} )) s (guest clock)"
+else
+	pf_log "VM ran for $((SECONDS - t0)) s"
+fi
 [ -f "$run/out/output" ] && cat "$run/out/output"
 
 # The host agent runs until killed; the models exit when QEMU disconnects,

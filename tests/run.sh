@@ -16,7 +16,14 @@ passed=0 failed=0 skipped=0
 results=()
 t_start=$SECONDS
 
-stage() { pf_log "== $* (at $((SECONDS - t_start)) s)"; }
+# stage NAME: a stage starts (and the one before ends); the table of
+# stage times is printed at the end.
+stage_names=() stage_starts=()
+stage() {
+	pf_log "== $* (at $((SECONDS - t_start)) s)"
+	stage_names+=("$*")
+	stage_starts+=("$SECONDS")
+}
 record() { # record NAME RESULT
 	results+=("$(printf '%-8s %s' "$2" "$1")")
 	case "$2" in
@@ -66,6 +73,8 @@ cargo test --workspace --manifest-path "$top/Cargo.toml" 2>&1 | tee "$host_log" 
 host_rc=${PIPESTATUS[0]}
 while read -r _ _ _ p _ f _ i _; do
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + i))
+	# Named in the list of failures (counted above, one by one).
+	[ "$f" = 0 ] || results+=("$(printf '%-8s %s' fail "host: $f cargo test(s) failed, see the log above")")
 done < <(grep -E '^test result:' "$host_log" | sed 's/;//g')
 if [ "$host_rc" != 0 ] && ! grep -q '^test result:.* [1-9][0-9]* failed' "$host_log"; then
 	tail -n 30 "$host_log" >&2
@@ -211,6 +220,17 @@ done
 stage "done"
 echo
 printf '%s\n' "${results[@]}"
+echo
+echo "time of each stage (s):"
+for i in "${!stage_names[@]}"; do
+	[ "$((i + 1))" -lt "${#stage_starts[@]}" ] || break
+	printf '%6d  %s\n' "$((stage_starts[i + 1] - stage_starts[i]))" "${stage_names[i]}"
+done
+if [ "$failed" -gt 0 ]; then
+	echo
+	echo "failed:"
+	printf '%s\n' "${results[@]}" | grep '^fail '
+fi
 echo
 echo "wall time: $((SECONDS - t_start)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
