@@ -3,35 +3,45 @@
 #
 # The test command: sets up everything it needs (toolchain root, test
 # kernels, device model, module), then runs the host tests and the VM tests
-# on each kernel flavour, and prints one summary line
-# "N passed, N failed, N skipped". Exits non-zero if anything failed.
+# on each kernel flavour, and prints the results, the time of each stage
+# and one summary line "N passed, N failed, N skipped". Exits non-zero if
+# anything failed.
 #
 # PAGEFILL_FLAVOURS selects the kernel flavours (default: "fast debug").
+# PAGEFILL_JOBS is how many VMs run side by side (default: 2 on a host with
+# two cores or more, else 1). A test that must have the machine to itself
+# (vm_alone=1 in its .test file: short timing windows) runs after the
+# others, alone.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
 flavours=${PAGEFILL_FLAVOURS:-fast debug}
-passed=0 failed=0 skipped=0
-results=()
+jobs=${PAGEFILL_JOBS:-$(($(nproc) >= 2 ? 2 : 1))}
 t_start=$SECONDS
+# Results and stage times go to files: the VM jobs run in worker
+# subshells. One line each: "RESULT NAME" and "SECONDS NAME".
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+results_file=$work/results stages_file=$work/stages
+: >"$results_file"
+: >"$stages_file"
+# Host test counts (cargo's own summary lines).
+host_passed=0 host_failed=0 host_skipped=0
 
-# stage NAME: a stage starts (and the one before ends); the table of
-# stage times is printed at the end.
-stage_names=() stage_starts=()
+# stage NAME: a setup stage starts (and the one before ends).
+stage_name="" stage_t0=$SECONDS
 stage() {
-	pf_log "== $* (at $((SECONDS - t_start)) s)"
-	stage_names+=("$*")
-	stage_starts+=("$SECONDS")
+	[ -z "$stage_name" ] || printf '%s %s\n' "$((SECONDS - stage_t0))" "$stage_name" >>"$stages_file"
+	stage_name=$* stage_t0=$SECONDS
+	[ -z "$stage_name" ] || pf_log "== $* (at $((SECONDS - t_start)) s)"
 }
 record() { # record NAME RESULT
-	results+=("$(printf '%-8s %s' "$2" "$1")")
-	case "$2" in
-	pass) passed=$((passed + 1)) ;;
-	fail) failed=$((failed + 1)) ;;
-	skip) skipped=$((skipped + 1)) ;;
-	esac
+	printf '%-8s %s\n' "$2" "$1" >>"$results_file"
 }
+# locked CMD...: CMD alone among the workers (output that must not
+# interleave).
+locked() { flock "$work/lock" "$@"; }
 
 # Counts the KTAP test points of a test's output, under a name prefix. A
 # failed VM run prints the console log after the command's output, so the
@@ -72,10 +82,10 @@ host_log=$(mktemp)
 cargo test --workspace --manifest-path "$top/Cargo.toml" 2>&1 | tee "$host_log" | grep -E '^test |test result' >&2
 host_rc=${PIPESTATUS[0]}
 while read -r _ _ _ p _ f _ i _; do
-	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + i))
-	# Named in the list of failures (counted above, one by one).
-	[ "$f" = 0 ] || results+=("$(printf '%-8s %s' fail "host: $f cargo test(s) failed, see the log above")")
+	host_passed=$((host_passed + p)) host_failed=$((host_failed + f)) host_skipped=$((host_skipped + i))
 done < <(grep -E '^test result:' "$host_log" | sed 's/;//g')
+# Named in the list of failures (counted one by one above).
+[ "$host_failed" = 0 ] || results_host="fail     host: $host_failed cargo test(s) failed, see the log above"
 if [ "$host_rc" != 0 ] && ! grep -q '^test result:.* [1-9][0-9]* failed' "$host_log"; then
 	tail -n 30 "$host_log" >&2
 	record "host: cargo test did not run" fail
@@ -91,16 +101,6 @@ if [ -n "$flavours" ]; then
 	rm -f "$out"
 fi
 
-for f in $flavours; do
-	stage "$f kernel: VM runner self-test"
-	out=$(mktemp)
-	"$top/tests/host/vm-runner.sh" "$f" >"$out" 2>&1
-	cat "$out" >&2
-	count_ktap "$f: vm-runner" "$out"
-	rm -f "$out"
-	break
-done
-
 # The fast kernel runs every VM test with every DMA bounced through
 # swiotlb (as the seed's Driver Verifier did): a driver that reads a buffer
 # without syncing it for the CPU, or writes one the device owns, sees stale
@@ -113,22 +113,53 @@ done
 # bounce only what a device cannot reach).
 declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="")
 
+# The VM jobs: each a file in $work/jobs, numbered in the order they start
+# (the longest first: the debug kernel's, then the fast kernel's), holding
+# the variables of one run_vm call; vm_alone jobs in $work/alone.
+# The queue starts with the jobs that took longest in the last run on this
+# machine ($PF_CACHE/vm-test-times, the stage times of the VM tests): the
+# last to start are short, so both workers finish at about the same time.
+# A job not timed before goes first.
+mkdir -p "$work/jobs" "$work/alone"
+times_file=$PF_CACHE/vm-test-times
+njobs=0
+declare -A last_time=()
+if [ -r "$times_file" ]; then
+	while read -r secs name; do last_time[$name]=$secs; done <"$times_file"
+fi
+# vm_what FLAVOUR NAME...: a VM job's stage name.
+vm_what() {
+	local f=$1
+	shift
+	echo "$f kernel: VM test $*${2:+ (one boot)}"
+}
+add_job() { # add_job ALONE FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...
+	local alone=$1 dir=$work/jobs names=() a secs
+	shift
+	[ "$alone" = 1 ] && dir=$work/alone
+	for a in "${@:4}"; do [ "$a" = -- ] && break; names+=("$a"); done
+	secs=${last_time[$(vm_what "$1" "${names[@]}")]:-99999}
+	njobs=$((njobs + 1))
+	printf '%q ' run_vm "$@" >"$dir/$(printf '%05d-%03d' "$((99999 - secs))" "$njobs")"
+}
+
 # run_vm FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...: one boot running
 # GUEST_CMD, its KTAP lines counted under "FLAVOUR: NAME". With several
 # names, GUEST_CMD runs their tests in turn, each output headed by a line
 # "# pagefill VM test NAME", and each test's lines count under its name.
 batch_marker="# pagefill VM test"
 run_vm() {
-	local f=$1 append=$2 guest_cmd=$3 names=() out rc name
+	local f=$1 append=$2 guest_cmd=$3 names=() out rc name t0=$SECONDS what
 	shift 3
 	while [ "$1" != -- ]; do names+=("$1"); shift; done
 	shift
-	stage "$f kernel: VM test ${names[*]}${names[1]:+ (one boot)}"
+	what=$(vm_what "$f" "${names[@]}")
+	pf_log "== $what (at $((SECONDS - t_start)) s)"
 	out=$(mktemp)
 	"$top/scripts/vm-run.sh" --kernel "$f" --append "$append" "$@" \
 		-- "$guest_cmd" >"$out" 2>&1
 	rc=$?
-	cat "$out" >&2
+	locked cat "$out" >&2
 	if [ "${#names[@]}" -eq 1 ]; then
 		count_ktap "$f: ${names[0]}" "$out"
 	else
@@ -147,14 +178,47 @@ run_vm() {
 		record "$f: ${names[*]} (VM run failed, see log above)" fail
 	fi
 	rm -f "$out"
+	printf '%s %s\n' "$((SECONDS - t0))" "$what" >>"$stages_file"
 }
 
+# The VM runner's self-test, the first job: its six boots are short.
+run_selftest() {
+	local out t0=$SECONDS
+	pf_log "== $1 kernel: VM runner self-test (at $((SECONDS - t_start)) s)"
+	out=$(mktemp)
+	"$top/tests/host/vm-runner.sh" "$1" >"$out" 2>&1
+	locked cat "$out" >&2
+	count_ktap "$1: vm-runner" "$out"
+	rm -f "$out"
+	printf '%s %s\n' "$((SECONDS - t0))" "$1 kernel: VM runner self-test" >>"$stages_file"
+}
+
+declare -A ko_of=()
 for f in $flavours; do
 	stage "$f kernel: build module"
-	if ! ko=$("$top/scripts/build-module.sh" "$f"); then
+	if ! ko_of[$f]=$("$top/scripts/build-module.sh" "$f"); then
+		unset "ko_of[$f]"
 		record "$f: build pagefill.ko" fail
-		continue
 	fi
+done
+
+# Jobs are queued debug kernel first (its tests take the longest).
+order=""
+for f in debug fast; do
+	[[ " $flavours " =~ " $f " ]] && [ -n "${ko_of[$f]+set}" ] && order+=" $f"
+done
+for f in $flavours; do
+	[[ " $order " =~ " $f " ]] || [ -z "${ko_of[$f]+set}" ] || order+=" $f"
+done
+# The runner's self-test on the first flavour asked for.
+for f in $flavours; do
+	[ -n "${ko_of[$f]+set}" ] || continue
+	njobs=$((njobs + 1))
+	printf '%q ' run_selftest "$f" >"$work/jobs/$(printf '%05d-%03d' 0 "$njobs")"
+	break
+done
+for f in $order; do
+	ko=${ko_of[$f]}
 	# Tests that may share a boot (vm_share_boot=1) and have the same VM
 	# options and kernel arguments run in one VM, one after the other: a
 	# debug kernel takes a minute to boot under TCG. Between two tests the
@@ -169,8 +233,8 @@ for f in $flavours; do
 		# vm_args_FLAVOUR for one flavour), the kernel flavours it runs
 		# on (default both), vm_append_FLAVOUR (more kernel arguments),
 		# vm_kernel_args=0 (not the flavour's kernel_args above),
-		# vm_opts_FLAVOUR (the vm-run options for one flavour) and
-		# vm_share_boot.
+		# vm_opts_FLAVOUR (the vm-run options for one flavour),
+		# vm_share_boot and vm_alone.
 		vm_args=()
 		vm_opts_fast=()
 		vm_opts_debug=()
@@ -181,6 +245,7 @@ for f in $flavours; do
 		vm_flavours=(fast debug)
 		vm_kernel_args=1
 		vm_share_boot=0
+		vm_alone=0
 		# shellcheck disable=SC1090
 		. "$t"
 		declare -n flavour_args="vm_args_$f" flavour_append="vm_append_$f" flavour_opts="vm_opts_$f"
@@ -206,30 +271,69 @@ for f in $flavours; do
 			shared_cmd[$key]+="echo clear >/sys/kernel/debug/kmemleak 2>/dev/null; "
 			continue
 		fi
-		run_vm "$f" "$append" "$guest_cmd" "$name" -- "${vm_opts[@]}"
+		add_job "$vm_alone" "$f" "$append" "$guest_cmd" "$name" -- "${vm_opts[@]}"
 	done
 	for key in "${shared_keys[@]}"; do
 		read -ra names <<<"${shared_names[$key]}"
 		read -ra opts <<<"${key%%|*}"
-		run_vm "$f" "${key#*|}" "rc=0; ${shared_cmd[$key]}exit \$rc" "${names[@]}" -- \
+		add_job 0 "$f" "${key#*|}" "rc=0; ${shared_cmd[$key]}exit \$rc" "${names[@]}" -- \
 			"${opts[@]}" --timeout $((600 * ${#names[@]}))
 	done
 	unset shared_cmd shared_names
 done
 
-stage "done"
-echo
-printf '%s\n' "${results[@]}"
-echo
-echo "time of each stage (s):"
-for i in "${!stage_names[@]}"; do
-	[ "$((i + 1))" -lt "${#stage_starts[@]}" ] || break
-	printf '%6d  %s\n' "$((stage_starts[i + 1] - stage_starts[i]))" "${stage_names[i]}"
+# take_job: the next queued job's file, moved out of the queue, on stdout.
+take_job() {
+	local job
+	# shellcheck disable=SC2016
+	locked sh -c 'job=$(ls "$1" | head -n 1); [ -n "$job" ] && mv "$1/$job" "$2/$job" && echo "$2/$job"' \
+		sh "$work/jobs" "$work"
+}
+worker() {
+	local job
+	while job=$(take_job); do
+		# shellcheck disable=SC1090
+		. "$job"
+	done
+}
+
+stage "VM tests, $jobs side by side"
+pids=()
+for _ in $(seq "$jobs"); do
+	worker &
+	pids+=($!)
 done
+wait "${pids[@]}"
+if [ -n "$(ls "$work/alone")" ]; then
+	stage "VM tests that run alone"
+	for job in "$work"/alone/*; do
+		# shellcheck disable=SC1090
+		. "$job"
+	done
+fi
+
+stage ""
+# This run's times replace the last run's, test by test.
+mkdir -p "$PF_CACHE"
+{ cat "$times_file" 2>/dev/null; grep ' kernel: VM test ' "$stages_file"; } |
+	awk '{ secs = $1; $1 = ""; t[substr($0, 2)] = secs } END { for (n in t) print t[n], n }' \
+	>"$times_file.new" && mv "$times_file.new" "$times_file"
+echo
+cat "$results_file"
+[ -z "${results_host:-}" ] || echo "$results_host"
+echo
+echo "time of each stage (s; a VM test's time is its own, side by side with others):"
+while read -r secs name; do
+	printf '%6d  %s\n' "$secs" "$name"
+done <"$stages_file"
+passed=$((host_passed + $(grep -c '^pass ' "$results_file")))
+failed=$((host_failed + $(grep -c '^fail ' "$results_file")))
+skipped=$((host_skipped + $(grep -c '^skip ' "$results_file")))
 if [ "$failed" -gt 0 ]; then
 	echo
 	echo "failed:"
-	printf '%s\n' "${results[@]}" | grep '^fail '
+	grep '^fail ' "$results_file"
+	[ -z "${results_host:-}" ] || echo "$results_host"
 fi
 echo
 echo "wall time: $((SECONDS - t_start)) s"
