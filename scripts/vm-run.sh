@@ -132,7 +132,9 @@ serve_request() {
 	read -r verb nic rest <"$run/req.$id" || true
 	case "$verb" in
 	ctl) "$sim" ctl "$run/nic$nic.ctl" $rest ;;
-	gen) "$sim" gen --fabric "$run/fabric" $nic $rest ;;
+	# @OUT@ in a generator's options is the pfout share (the guest's
+	# /run/pf): a file the guest makes there can stop it (--weighted-until).
+	gen) "$sim" gen --fabric "$run/fabric" $nic ${rest//@OUT@/$run/out} ;;
 	vgen) python3 "$PF_TOP/scripts/bench/vnet-gen.py" "$run/vnet.sock" $nic $rest ;;
 	lat) python3 "$PF_TOP/scripts/bench/lat.py" "$run" $nic $rest ;;
 	# The device model of NIC nic dies (a surprise removal), after rest

@@ -9,13 +9,19 @@
 # (REMOTE_TYPE=netns). Each TEST is a path under drivers/net, e.g. ping.py
 # or hw/irq.py, or TEST=REASON for a test that does not apply to pagefill,
 # which is not run and reported skipped for REASON (the feature pagefill
-# lacks; Documentation lists them). One KTAP line per test: ok, not ok, or
-# SKIP when the test exits with kselftest's skip code (4); the test's own
-# output follows as comments.
+# lacks; Documentation lists them). The test's own output comes first, as
+# comments; then one KTAP line per case the test reported, as its own
+# "Totals" count them: the Python tests' KTAP lines ("ok 3 hds.get_hds
+# # SKIP reason"; an XFAIL counts as a skip, nothing having been checked)
+# and the bash tests' "TEST: name [ OK ]" lines. A test whose every case
+# skipped is so many skips, not a pass. A test that reports no case is one
+# line: ok, SKIP when it exits with kselftest's skip code (4), else not ok;
+# so is a test that fails without a failed case (it crashed).
 . "$(dirname "$0")/../kselftest/ktap.sh"
 ko=$1
 shift
-ktap_plan $#
+# The plan comes at the end, when the cases are known (TAP allows that).
+echo "TAP version 13"
 insmod "$ko"
 # The tests take the link down and up; the addresses must stay, as they do
 # on a configured host.
@@ -50,6 +56,10 @@ export NETIF="$a" LOCAL_V4=192.0.2.1 REMOTE_V4=192.0.2.2 \
 	LOCAL_PREFIX_V6=2001:db8:2::/64 \
 	PYTHONDONTWRITEBYTECODE=1 KSFT_MACHINE_SLOW=1
 cd "$pf_selftests/drivers/net" || exit 1
+# A test's time limit: the debug kernel under TCG runs them several times
+# slower.
+limit=900
+[ "${PF_FLAVOUR:-}" != debug ] || limit=2700
 for t in "$@"; do
 	case $t in
 	*=*)
@@ -59,17 +69,17 @@ for t in "$@"; do
 	out=/tmp/upstream.out
 	dir=$(dirname "$t")
 	case $t in
-	*.py) (cd "$dir" && timeout 900 python3 "./$(basename "$t")") >"$out" 2>&1 ;;
+	*.py) (cd "$dir" && timeout "$limit" python3 "./$(basename "$t")") >"$out" 2>&1 ;;
 	*.sh)
 		# The bash tests written for a driver-test setup (see
 		# drivers/net/README.rst) find NETIF and the remote end from
 		# the environment; the others, net/forwarding's kind, are given
 		# two ports in this namespace and make their own hosts (VRFs).
 		if grep -q 'DRIVER_TEST_CONFORMANT:=yes' "$t"; then
-			(cd "$dir" && timeout 900 bash "./$(basename "$t")") >"$out" 2>&1
+			(cd "$dir" && timeout "$limit" bash "./$(basename "$t")") >"$out" 2>&1
 		else
 			peer_teardown
-			(cd "$dir" && timeout 900 bash "./$(basename "$t")" "$a" "$b") >"$out" 2>&1
+			(cd "$dir" && timeout "$limit" bash "./$(basename "$t")" "$a" "$b") >"$out" 2>&1
 			rc=$?
 			peer_setup
 			(exit $rc)
@@ -77,12 +87,54 @@ for t in "$@"; do
 	esac
 	rc=$?
 	sed 's/^/# /' "$out"
-	case $rc in
-	0) ktap_ok "upstream $t" ;;
-	4) ktap_skip "upstream $t" "$(grep -m1 -i 'skip' "$out" | cut -c1-120)" ;;
-	*) ktap_not_ok "upstream $t (exit $rc)" ;;
-	esac
+	# The cases, one a line: RESULT<tab>NAME<tab>REASON.
+	tab=$(printf '\t')
+	awk -v main="$(basename "$t" .py)" '
+		function strip(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
+		# A bash test gives the reason of a SKIP or FAIL on the next
+		# line, indented by a tab.
+		function flush() { if (pend != "") print pend "\t" strip(why); pend = ""; why = "" }
+		pend != "" && /^\t/ { if (why == "") why = $0; next }
+		{ if (!/^TEST: /) flush() }
+		END { flush() }
+		/^(not )?ok [0-9]+ / {
+			ok = ($1 == "ok"); line = $0
+			sub(/^(not )?ok [0-9]+ /, "", line)
+			reason = ""
+			if ((i = index(line, " # ")) > 0) { reason = substr(line, i + 3); line = substr(line, 1, i - 1) }
+			if (index(line, main ".") == 1) line = substr(line, length(main) + 2)
+			res = ok ? "pass" : "fail"
+			if (reason ~ /^SKIP/) { res = "skip"; sub(/^SKIP ?/, "", reason) }
+			else if (reason ~ /^XFAIL/) { res = "skip" }
+			print res "\t" strip(line) "\t" strip(reason); next
+		}
+		/^TEST: .*\[ *(OK|FAIL|SKIP|XFAIL) *\]/ {
+			line = $0; sub(/^TEST: /, "", line)
+			st = line; sub(/.*\[ */, "", st); sub(/ *\].*/, "", st)
+			sub(/\[ *(OK|FAIL|SKIP|XFAIL) *\].*/, "", line)
+			res = st == "OK" ? "pass" : st == "FAIL" ? "fail" : "skip"
+			flush(); pend = res "\t" strip(line); why = st == "XFAIL" ? "XFAIL" : ""; next
+		}' "$out" >/tmp/upstream.cases
+	failed_case=0
+	while IFS="$tab" read -r res name reason; do
+		case $res in
+		pass) ktap_ok "upstream $t: $name" ;;
+		skip) ktap_skip "upstream $t: $name" "$(echo "$reason" | cut -c1-120)" ;;
+		*) ktap_not_ok "upstream $t: $name${reason:+ ($reason)}"; failed_case=1 ;;
+		esac
+	done </tmp/upstream.cases
+	if [ ! -s /tmp/upstream.cases ]; then
+		case $rc in
+		0) ktap_ok "upstream $t" ;;
+		4) ktap_skip "upstream $t" "$(grep -m1 -i 'skip' "$out" | cut -c1-120)" ;;
+		*) ktap_not_ok "upstream $t (exit $rc)" ;;
+		esac
+	elif [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$failed_case" = 0 ]; then
+		ktap_not_ok "upstream $t (exit $rc without a failed case)"
+	fi
+	echo "# upstream $t: $(cut -f1 /tmp/upstream.cases | sort | uniq -c | awk '{printf "%s%s %s", s, $1, $2; s = ", "}') (exit $rc)"
 done
 ip netns del peer
 rmmod pagefill
+echo "1..$ktap_n"
 ktap_finish

@@ -57,6 +57,12 @@ pub struct GenConfig {
     pub group_weight: Vec<(u16, u64)>,
     /// Groups whose frames go to another UDP port: (group, port).
     pub group_dport: Vec<(u16, u16)>,
+    /// With weighted groups: their streams send on, past `count` times
+    /// `weight`, until this file exists (and the other streams are done).
+    /// A test whose receiver changes state for as long as it takes (leaves
+    /// and joins a group on a slow guest) keeps that group loaded to the
+    /// end, however long that is in host time.
+    pub weighted_until: Option<PathBuf>,
 }
 
 impl GenConfig {
@@ -178,7 +184,18 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
         .flat_map(|&g| cfg.nodes.iter().map(move |&n| (g, n)))
         .collect();
     let weights: Vec<u64> = streams.iter().map(|&(g, _)| cfg.weight(g)).collect();
-    let counts: Vec<u64> = weights.iter().map(|w| cfg.count * w).collect();
+    // A weighted stream sending until a file exists has no count of its own.
+    let open_ended = |w: u64| w > 1 && cfg.weighted_until.is_some();
+    let mut counts: Vec<u64> = weights
+        .iter()
+        .map(|&w| {
+            if open_ended(w) {
+                u64::MAX
+            } else {
+                cfg.count * w
+            }
+        })
+        .collect();
     // One pass over the streams: a stream of weight w appears w times,
     // spread over the pass.
     let most = weights.iter().copied().max().unwrap_or(1);
@@ -191,9 +208,24 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
     let mut msg = Vec::new();
     let mut report = GenReport::default();
     let start = Instant::now();
-    let total: u64 = counts.iter().sum();
+    // Open-ended streams are given a count when the file appears (looked
+    // for every 10 ms).
+    let mut until_seen = cfg.weighted_until.is_none();
+    let mut until_checked = start;
     let mut paused_since: Option<Instant> = None;
-    while report.frames < total {
+    while !until_seen || next.iter().zip(&counts).any(|(n, c)| n < c) {
+        if !until_seen && until_checked.elapsed() >= Duration::from_millis(10) {
+            until_checked = Instant::now();
+            until_seen = cfg.weighted_until.as_ref().is_some_and(|f| f.exists());
+            if until_seen {
+                for (i, c) in counts.iter_mut().enumerate() {
+                    if *c == u64::MAX {
+                        // Ends the stream after its next frame, marked last.
+                        *c = next[i] + 1;
+                    }
+                }
+            }
+        }
         let blocked: HashSet<(u16, u8)> = match paused.lock() {
             Ok(p) => p.iter().map(|&(g, n, _)| (g, n)).collect(),
             Err(_) => break,
@@ -268,6 +300,7 @@ mod tests {
             give_up: None,
             group_weight: Vec::new(),
             group_dport: Vec::new(),
+            weighted_until: None,
             dst_mac: [0x02, 0x50, 0x46, 0x4c, 0, 1],
             src_ip: Ipv4Addr::new(192, 0, 2, 0),
             dst_ip: Ipv4Addr::new(192, 0, 2, 1),

@@ -11,7 +11,9 @@
 //! pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size BYTES
 //!     --count N [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP
 //!     [--src-ip IP] [--dport PORT] [--group-weight G=N,...] [--group-dport G=PORT,...]
-//!     play virtual remote nodes sending numbered UDP streams
+//!     [--weighted-until FILE]
+//!     play virtual remote nodes sending numbered UDP streams (the weighted
+//!     groups' streams until FILE exists, with --weighted-until)
 //! ```
 
 use std::net::Ipv4Addr;
@@ -35,7 +37,7 @@ fn usage() -> ExitCode {
          \x20      pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size N --count N\n\
          \x20                       [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP\n\
          \x20                       [--src-ip IP] [--dport PORT] [--group-weight G=N,...]\n\
-         \x20                       [--group-dport G=PORT,...]"
+         \x20                       [--group-dport G=PORT,...] [--weighted-until FILE]"
     );
     ExitCode::from(2)
 }
@@ -221,6 +223,7 @@ fn gen(args: &[String]) -> ExitCode {
             },
             group_weight: per_group(get("group-weight"))?,
             group_dport: per_group(get("group-dport"))?,
+            weighted_until: get("weighted-until").map(PathBuf::from),
         })
     })();
     let Some(cfg) = cfg else { return usage() };
