@@ -6,12 +6,19 @@
  * (see pf-sink.c). A vCPU that halts executes nothing, so an idle guest adds
  * only its interrupts; the count is exact whatever the host's load.
  *
- *   -plugin pf-insn.so,out=FILE[,prof=DIR]
+ *   -plugin pf-insn.so,out=FILE[,prof=DIR][,time=on][,user=merged]
  *
- * Each marker appends "MARK total kernel" to FILE. With prof=DIR it also
- * writes DIR/prof.N (N counts markers from 0): "vaddr executions insns" of
- * every translated block that ran, so a window's profile is the difference
- * of two files.
+ * Each marker appends "MARK total kernel" to FILE, and QEMU's exit "EXIT
+ * total kernel". With prof=DIR it also writes DIR/prof.N (N counts markers
+ * from 0, and the exit writes one more): "vaddr executions insns" of every
+ * translated block that ran, so a window's profile is the difference of two
+ * files. With time=on (scripts/profile-vm.sh) each of those lines has two
+ * more numbers: the host's monotonic clock since the plugin was loaded, and
+ * the time the vCPUs spent halted (summed over the vCPUs), in nanoseconds.
+ * With user=merged the profile counts the blocks of user space (from 4 GiB
+ * to the kernel's half) under one address, 0x100000000, by their length:
+ * still exact in instructions, and the table no longer fills up with the
+ * blocks of every process that address space randomisation placed anew.
  *
  * QEMU installs no plugin header; the few declarations this file needs are
  * written out below, as in the plugin API since version 3 (unchanged in
@@ -24,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <time.h>
 
 typedef uint64_t qemu_plugin_id_t;
 typedef struct {
@@ -57,6 +65,11 @@ void qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(struct qemu_plugin_tb *, 
 						       qemu_plugin_u64, uint64_t);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *, qemu_plugin_vcpu_udata_cb_t,
 					    enum qemu_plugin_cb_flags, void *);
+/* The idle and resume callbacks' arguments are not used (see on_idle), so
+ * their exact signature does not matter here. */
+typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t, unsigned int);
+void qemu_plugin_register_vcpu_idle_cb(qemu_plugin_id_t, qemu_plugin_vcpu_simple_cb_t);
+void qemu_plugin_register_vcpu_resume_cb(qemu_plugin_id_t, qemu_plugin_vcpu_simple_cb_t);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 7;
 
@@ -75,6 +88,61 @@ static struct block { uint64_t vaddr; uint32_t insns, used; } *blocks;
 static uint32_t nblocks;
 static uint32_t *slot_of; /* open-addressing table of MAX_BLOCKS * 2 */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* user=merged (see the top). */
+static bool user_merged;
+/* time=on: the host clock at load; halted time of the vCPUs, finished
+ * periods summed, and the periods under way as their count and the sum of
+ * their starts (each vCPU has its own thread under MTTCG: a thread-local
+ * start needs no vCPU index). */
+static bool timing;
+static uint64_t t_load, idle_done, idle_starts;
+static unsigned int idle_now;
+static __thread uint64_t idle_since;
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void on_idle(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	(void)id;
+	(void)vcpu;
+	pthread_mutex_lock(&lock);
+	if (!idle_since) {
+		idle_since = now_ns();
+		idle_now++;
+		idle_starts += idle_since;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void on_resume(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	(void)id;
+	(void)vcpu;
+	pthread_mutex_lock(&lock);
+	if (idle_since) {
+		idle_done += now_ns() - idle_since;
+		idle_now--;
+		idle_starts -= idle_since;
+		idle_since = 0;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* " host_ns idle_ns" for a MARK or EXIT line (the lock held), or nothing. */
+static void print_times(void)
+{
+	uint64_t t = now_ns();
+
+	if (timing)
+		fprintf(out, " %" PRIu64 " %" PRIu64, t - t_load,
+			idle_done + (uint64_t)idle_now * t - idle_starts);
+}
 
 static uint32_t block_slot(uint64_t vaddr, uint32_t insns)
 {
@@ -120,8 +188,10 @@ static void on_marker(unsigned int vcpu, void *udata)
 	(void)vcpu;
 	(void)udata;
 	pthread_mutex_lock(&lock);
-	fprintf(out, "MARK %" PRIu64 " %" PRIu64 "\n", qemu_plugin_u64_sum(total),
+	fprintf(out, "MARK %" PRIu64 " %" PRIu64, qemu_plugin_u64_sum(total),
 		qemu_plugin_u64_sum(kernel));
+	print_times();
+	fputc('\n', out);
 	fflush(out);
 	if (prof_dir)
 		write_profile();
@@ -147,7 +217,9 @@ static void on_translate(struct qemu_plugin_tb *tb, void *udata)
 		uint32_t s;
 
 		pthread_mutex_lock(&lock);
-		s = block_slot(vaddr, (uint32_t)n);
+		s = block_slot(user_merged && vaddr >= 0x100000000ull && vaddr < KERNEL_BASE ?
+				       0x100000000ull : vaddr,
+			       (uint32_t)n);
 		pthread_mutex_unlock(&lock);
 		if (s != UINT32_MAX) {
 			qemu_plugin_u64 e = { prof_score, (size_t)s * 8 };
@@ -175,9 +247,15 @@ static void on_atexit(qemu_plugin_id_t id, void *udata)
 {
 	(void)id;
 	(void)udata;
-	fprintf(out, "EXIT %" PRIu64 " %" PRIu64 "\n", qemu_plugin_u64_sum(total),
+	pthread_mutex_lock(&lock);
+	fprintf(out, "EXIT %" PRIu64 " %" PRIu64, qemu_plugin_u64_sum(total),
 		qemu_plugin_u64_sum(kernel));
+	print_times();
+	fputc('\n', out);
 	fclose(out);
+	if (prof_dir)
+		write_profile();
+	pthread_mutex_unlock(&lock);
 }
 
 __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id,
@@ -193,6 +271,10 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
 			path = argv[i] + 4;
 		else if (!strncmp(argv[i], "prof=", 5))
 			prof_dir = argv[i] + 5;
+		else if (!strcmp(argv[i], "time=on"))
+			timing = true;
+		else if (!strcmp(argv[i], "user=merged"))
+			user_merged = true;
 	}
 	if (!path) {
 		fprintf(stderr, "pf-insn: out=FILE is required\n");
@@ -215,5 +297,10 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
+	if (timing) {
+		t_load = now_ns();
+		qemu_plugin_register_vcpu_idle_cb(id, on_idle);
+		qemu_plugin_register_vcpu_resume_cb(id, on_resume);
+	}
 	return 0;
 }

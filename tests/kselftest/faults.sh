@@ -106,10 +106,13 @@ for mode in $modes; do
 		# the buffer a lie was about; a lie the driver reads only after
 		# that finds the entry empty, as the truth would, and then only
 		# what the driver does with the buffer tells (see below). At
-		# 1000 frames/s it has 26 ms to read each lie, as a slow guest
-		# (the debug kernel under TCG) needs to see the takes at all; at
-		# 5000 it has about 1 ms, and a faster one reads some lies late
-		# (faults.test: the fast kernel).
+		# 1000 frames/s (the default) it has 26 ms to read each lie, as
+		# a slow guest (the debug kernel under TCG) needs to see the
+		# takes at all. Open (testbed.rst, "Hostile device"): at 5000
+		# the fast kernel read some lies late and, in one run of three,
+		# lost one frame and counted one extra bad completion for each
+		# of 6 of 155 lies (a written buffer recycled as superseded
+		# before its DATA completion was read).
 		usecs=$(ethtool -c "$dev" | sed -n 's/^rx-usecs:[[:space:]]*//p')
 		ethtool -C "$dev" rx-usecs 5000
 		send_paced 40 "$claim_rate"
