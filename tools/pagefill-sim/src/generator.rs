@@ -58,10 +58,11 @@ pub struct GenConfig {
     /// Groups whose frames go to another UDP port: (group, port).
     pub group_dport: Vec<(u16, u16)>,
     /// With weighted groups: their streams send on, past `count` times
-    /// `weight`, until this file exists (and the other streams are done).
-    /// A test whose receiver changes state for as long as it takes (leaves
-    /// and joins a group on a slow guest) keeps that group loaded to the
-    /// end, however long that is in host time.
+    /// `weight`, until this file exists and the other streams are done
+    /// (which they do at the weights' pace, as without it). A test whose
+    /// receiver changes state for as long as it takes (leaves and joins a
+    /// group on a slow guest) keeps that group loaded to the end, however
+    /// long that is in host time.
     pub weighted_until: Option<PathBuf>,
 }
 
@@ -208,15 +209,20 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
     let mut msg = Vec::new();
     let mut report = GenReport::default();
     let start = Instant::now();
-    // Open-ended streams are given a count when the file appears (looked
-    // for every 10 ms).
-    let mut until_seen = cfg.weighted_until.is_none();
+    // Open-ended streams are given a count once the others are done and
+    // the file exists (looked for every 10 ms): until then they keep their
+    // share of the rate, and the others never send alone at all of it.
+    let mut until_seen = !counts.contains(&u64::MAX);
     let mut until_checked = start;
     let mut paused_since: Option<Instant> = None;
     while !until_seen || next.iter().zip(&counts).any(|(n, c)| n < c) {
         if !until_seen && until_checked.elapsed() >= Duration::from_millis(10) {
             until_checked = Instant::now();
-            until_seen = cfg.weighted_until.as_ref().is_some_and(|f| f.exists());
+            let counted_done = next
+                .iter()
+                .zip(&counts)
+                .all(|(&n, &c)| c == u64::MAX || n >= c);
+            until_seen = counted_done && cfg.weighted_until.as_ref().is_some_and(|f| f.exists());
             if until_seen {
                 for (i, c) in counts.iter_mut().enumerate() {
                     if *c == u64::MAX {
