@@ -695,6 +695,17 @@ def stack_attribution(funcs, calls, syms):
     return res
 
 
+def caller_calls(callers, feat, entries, own):
+    """Calls of the entry points by function, from functions of another
+    feature than `own` (the feature that pays is the caller's)."""
+    cs = {}
+    for e in entries:
+        for c, n in callers.get(e, {}).items():
+            if c in feat and feat[c] != own:
+                cs[c] = cs.get(c, 0) + n
+    return cs
+
+
 def charged_features(funcs, calls):
     """Instructions by the feature that caused them: each helper's (HELPERS,
     then the stack-trace functions) charged to its callers in proportion to
@@ -736,11 +747,7 @@ def charged_features(funcs, calls):
     for fn in list(total):
         if feat[fn] == LOCKDEP:
             lpool += total.pop(fn)
-    cs = {}
-    for e in LOCKDEP_ENTRIES:
-        for c, n in callers.get(e, {}).items():
-            if c in feat and feat[c] != LOCKDEP:
-                cs[c] = cs.get(c, 0) + n
+    cs = caller_calls(callers, feat, LOCKDEP_ENTRIES, LOCKDEP)
     nall = sum(cs.values())
     lockdep_by = {}
     for c, n in cs.items():
@@ -762,11 +769,7 @@ def charged_features(funcs, calls):
     info = {"unwind": pool["unwind"], "depot": pool["depot"], "lockdep_pool": lpool,
             "lockdep_calls": nall, "lockdep_to": lockdep_by}
     for kind, entries in (("unwind", STACK_UNWIND_ENTRIES), ("depot", STACK_DEPOT_ENTRIES)):
-        cs = {}
-        for e in entries:
-            for c, n in callers.get(e, {}).items():
-                if c in feat and feat[c] != STACK:
-                    cs[c] = cs.get(c, 0) + n
+        cs = caller_calls(callers, feat, entries, STACK)
         nall = sum(cs.values())
         info[kind + "_calls"] = nall
         for c, n in cs.items():

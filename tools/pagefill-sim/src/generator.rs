@@ -214,8 +214,11 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
     // share of the rate, and the others never send alone at all of it.
     let mut until_seen = !counts.contains(&u64::MAX);
     let mut until_checked = start;
+    // Frames to send in all: the counted streams', and the open-ended
+    // ones' once they have a count.
+    let mut total: u64 = counts.iter().filter(|&&c| c != u64::MAX).sum();
     let mut paused_since: Option<Instant> = None;
-    while !until_seen || next.iter().zip(&counts).any(|(n, c)| n < c) {
+    while !until_seen || report.frames < total {
         if !until_seen && until_checked.elapsed() >= Duration::from_millis(10) {
             until_checked = Instant::now();
             let counted_done = next
@@ -228,6 +231,7 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
                     if *c == u64::MAX {
                         // Ends the stream after its next frame, marked last.
                         *c = next[i] + 1;
+                        total += *c;
                     }
                 }
             }

@@ -159,7 +159,9 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         dev: *mut kernel::bindings::net_device,
         ks: *mut kernel::bindings::ethtool_link_ksettings,
     ) -> c_int {
-        // SAFETY: called with a registered device and a valid structure.
+        // SAFETY: the ethtool core calls this op (installed only on
+        // devices registered for `T`) with such a device and a valid,
+        // writable `ks`, as this function's contract requires.
         let (dev, ks) = unsafe { (Device::<T>::from_raw_ptr(dev), &mut *ks) };
         ks.base.speed = T::speed(dev);
         ks.base.duplex = kernel::bindings::DUPLEX_FULL as u8;
