@@ -136,5 +136,5 @@ ktap_check "no receive error or bad completion" eval \
 	'[ "$(pf_qsum "$a" rx_bad_completions)" -eq 0 ] && [ "$(cat /sys/class/net/$a/statistics/rx_errors)" -eq 0 ]'
 rmmod pagefill
 ktap_check "no warning or other report in the kernel log" pf_log_clean
-ktap_check "no kmemleak report" pf_kmemleak_clean
+pf_kmemleak_check
 ktap_finish

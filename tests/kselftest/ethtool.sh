@@ -9,7 +9,7 @@
 # instance per queue pair with its interrupt, and the page pools.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
-ktap_plan 16
+ktap_plan 17
 pf_load "$ko"
 # No IPv6 chatter: the counters must stand still while they are compared.
 sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
@@ -105,4 +105,5 @@ ktap_check "ynl page-pool-get: a page pool per queue on the interface" \
 ktap_check "ethtool -L combined 1 again, traffic passes" eval 'ethtool -L "$a" combined 1 && pings'
 ip netns del peer
 rmmod pagefill
+pf_kmemleak_check
 ktap_finish

@@ -9,7 +9,7 @@
 ko=${1:-}
 host="sh $(dirname "$0")/pf-host.sh"
 pf_need_host
-ktap_plan 4
+ktap_plan 5
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")
@@ -24,4 +24,5 @@ dropped() { [ "$(stat drop_unjoined)" = 40 ]; }
 ktap_check "the device dropped all 40: group 7 is not in the master table" eventually dropped
 ktap_check "nothing was written to host memory" [ "$(stat rx_frames)" = 0 ]
 rmmod pagefill
+pf_kmemleak_check
 ktap_finish

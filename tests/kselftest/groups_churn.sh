@@ -195,5 +195,5 @@ ktap_check "three groups joined at the end, no join failed" eval \
 ip link set "$dev" down
 rmmod pagefill
 ktap_check "no warning, lockdep or other report in the kernel log" pf_log_clean
-ktap_check "no kmemleak report" pf_kmemleak_clean
+pf_kmemleak_check
 ktap_finish

@@ -136,5 +136,6 @@ for t in "$@"; do
 done
 ip netns del peer
 rmmod pagefill
+pf_kmemleak_check
 echo "1..$ktap_n"
 ktap_finish

@@ -41,6 +41,13 @@ pub enum FaultMode {
     /// CLAIM or STARVED) while its entry holds the next posted buffer; the
     /// two lies take turns.
     ClaimHeld,
+    /// As [`FaultMode::ClaimHeld`], but right after each lie the device
+    /// really takes the buffer (and posts its CLAIM, with the count the lie
+    /// gave): a host reads every lie late, finding the entry empty as the
+    /// truth would leave it, which a fast device makes happen now and then
+    /// under load. A host that believes the lie and recycles the buffer
+    /// gives up a page the device holds and will write.
+    ClaimHeldLate,
 }
 
 /// What the device says, falsely, about a buffer it left in its entry
@@ -66,6 +73,7 @@ impl FromStr for FaultMode {
             "record-len" => Self::RecordLen,
             "duplicate" => Self::Duplicate,
             "claim-held" => Self::ClaimHeld,
+            "claim-held-late" => Self::ClaimHeldLate,
             _ => return Err(format!("unknown fault mode {s}")),
         })
     }
@@ -140,7 +148,7 @@ impl Faults {
             Some(NeverPosted) => *addr ^= 0x4000_0000,
             Some(FrameCount) => *frames += 1,
             Some(Duplicate) => return 2,
-            Some(RecordLen | ClaimHeld) | None => {}
+            Some(RecordLen | ClaimHeld | ClaimHeldLate) | None => {}
         }
         1
     }
@@ -148,14 +156,23 @@ impl Faults {
     /// Whether [`FaultMode::ClaimHeld`] is on: the receive engine then looks
     /// for its chances, which costs a read of the node table entry.
     pub fn claim_held(&self) -> bool {
-        self.mode == Some(FaultMode::ClaimHeld)
+        matches!(
+            self.mode,
+            Some(FaultMode::ClaimHeld | FaultMode::ClaimHeldLate)
+        )
+    }
+
+    /// Whether the device takes the buffer it lied about at once
+    /// ([`FaultMode::ClaimHeldLate`]).
+    pub fn takes_after_lie(&self) -> bool {
+        self.mode == Some(FaultMode::ClaimHeldLate)
     }
 
     /// A chance for [`FaultMode::ClaimHeld`]: which lie to tell, if this
     /// is an `every`-th one. Claims and starvation reports take turns, so
     /// steady traffic sees both.
     pub fn lie_about_posted_buffer(&mut self, c: &mut Counters) -> Option<PostedBufferLie> {
-        self.fire(&[FaultMode::ClaimHeld], c)?;
+        self.fire(&[FaultMode::ClaimHeld, FaultMode::ClaimHeldLate], c)?;
         Some(if (self.seen / self.every) % 2 == 1 {
             PostedBufferLie::Claim
         } else {

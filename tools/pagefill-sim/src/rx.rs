@@ -446,8 +446,9 @@ impl Nic {
     /// report that buffer taken (CLAIM) or written (STARVED, its count one
     /// ahead) while it leaves it in the entry. The stream's own count does
     /// not move, so when the device really takes the buffer, that take is
-    /// reported with the count the lie gave.
-    fn lie_about_posted_buffer(&mut self, s: &Stream, group: u16, src: u8) {
+    /// reported with the count the lie gave: at the stream's next frame, or
+    /// at once in the claim-held-late mode.
+    fn lie_about_posted_buffer(&mut self, s: &mut Stream, group: u16, src: u8) {
         let node_table = match self.node_table(group) {
             Some(0) | None => return,
             Some(t) => t,
@@ -465,7 +466,15 @@ impl Nic {
             Some(PostedBufferLie::Starved) => {
                 self.post(group, src, rx_kind::STARVED, 0, 0, 0, 0, ahead)
             }
-            None => {}
+            None => return,
+        }
+        if self.faults.takes_after_lie() {
+            // The take a slow host's read of the lie comes after.
+            if let Some(a) = self.take_entry(node_table, src).filter(|&a| a != 0) {
+                s.buf_addr = a;
+                s.taken = ahead;
+                self.post(group, src, rx_kind::CLAIM, 0, a, 0, 0, ahead);
+            }
         }
     }
 

@@ -290,6 +290,60 @@ fn claim_held_reports_a_posted_buffer_taken_and_leaves_it_in_the_entry() {
     assert_eq!(h.nic.counters.frames_spoiled, 0);
 }
 
+/// claim-held-late: each lie is followed at once by the real take of the
+/// buffer it names, so a host reads every lie with the entry already empty;
+/// the CLAIM of the real take carries the count the lie gave, and the
+/// frames that follow go into that buffer.
+#[test]
+fn claim_held_late_takes_the_buffer_right_after_each_lie() {
+    let mut h = Host::new(1, 6, 12);
+    h.join(0, &[1]);
+    let b1 = h.entry(0, 1);
+    h.nic.faults.set(Some(FaultMode::ClaimHeldLate), 1);
+    let seen = |c: &[common::Cqe]| -> Vec<(u8, u64, u32)> {
+        c.iter().map(|c| (c.kind, c.addr, c.taken)).collect()
+    };
+
+    h.frame(0, 1, 0, 64, false);
+    let b2 = h.post(0, 1);
+    h.frame(0, 1, 1, 64, true);
+    assert_eq!(
+        seen(&h.completions(0)),
+        [
+            (rx_kind::CLAIM, b1, 1),
+            (rx_kind::DATA, b1, 1),
+            (rx_kind::CLAIM, b2, 2),
+            (rx_kind::CLAIM, b2, 2)
+        ],
+        "the lying CLAIM, then the real one"
+    );
+    assert_eq!(h.entry(0, 1), 0, "taken right after the lie");
+
+    let b3 = h.post(0, 1);
+    h.frame(0, 1, 2, 64, true);
+    let c = h.completions(0);
+    assert_eq!(
+        seen(&c),
+        [
+            (rx_kind::DATA, b2, 2),
+            (rx_kind::STARVED, 0, 3),
+            (rx_kind::CLAIM, b3, 3)
+        ],
+        "the frame in the buffer taken, a STARVED one ahead, the real take"
+    );
+    assert_eq!(h.records(b2, c[0].bytes)[0].1, 2, "third frame, in b2");
+    assert_eq!(h.entry(0, 1), 0);
+    assert_eq!(h.read(reg::STARVED), 0, "the stream did not starve");
+    assert!(h.take_sent().is_empty(), "no xoff");
+
+    h.frame(0, 1, 3, 64, true);
+    let c = h.completions(0);
+    assert_eq!(seen(&c[..1]), [(rx_kind::DATA, b3, 3)]);
+    assert_eq!(h.records(b3, c[0].bytes)[0].1, 3, "fourth frame, in b3");
+    assert_eq!(h.nic.counters.faults_injected, 2);
+    assert_eq!(h.nic.counters.frames_spoiled, 0);
+}
+
 /// Steady traffic of several streams, ended now and then by EOT and the
 /// coalescing timer, with a host that refills every empty entry: the lies
 /// come, both kinds, at every third chance, and every frame still arrives,

@@ -49,6 +49,11 @@ struct Slot {
     posted: Option<DevicePage>,
     /// Taken by the device, being filled.
     device: Option<DevicePage>,
+    /// `device` was taken as a starvation report counted (see
+    /// [`RxState::completion`]), which says the device is done with it:
+    /// unless a `DATA` completion names it, the group's `FLUSHED` marker
+    /// ends it as lost, not as held past the flush.
+    device_reported_done: bool,
     /// Starvation reports answered with an XON while `posted` was in the
     /// entry, since a completion last named the stream.
     starved_posted: u16,
@@ -534,7 +539,9 @@ impl RxState {
         //   completion but the next one taken from the entry;
         // - `Superseded`: the device holds one buffer a stream at a time,
         //   and it reported taking a later one, or a starvation (holding
-        //   none);
+        //   none) after taking this one (its take count included the
+        //   take), or it reported such a starvation and then the group's
+        //   `FLUSHED` marker, before which every buffer it held came back;
         // - `NeverTaken`: the entry never held the buffer, or the caller
         //   cleared the entry after `GROUP_FLUSH`, after which the device
         //   reads neither the group's master entry nor its node table;
@@ -886,6 +893,7 @@ impl RxState {
                 // driver counts it as the device's.
                 let next_ok = !next_taken || self.entry_taken(rings, gi, node);
                 let slot = &mut self.groups[gi].slots[node];
+                slot.device_reported_done = false;
                 if let Some(buf) = slot.device.take() {
                     let buf = Self::reclaim(buf, Proof::Written(cqe.bytes as usize));
                     self.outstanding = self.outstanding.saturating_sub(1);
@@ -905,6 +913,7 @@ impl RxState {
                 if next_taken {
                     if next_ok {
                         slot.device = slot.posted.take();
+                        slot.device_reported_done = false;
                     } else {
                         self.stats.bad += 1;
                     }
@@ -919,7 +928,7 @@ impl RxState {
                 // The device reports a starvation of its own only when it
                 // holds no buffer of the stream: one it held closed with a
                 // completion that was lost.
-                let slot = &mut self.groups[gi].slots[node];
+                let slot = &self.groups[gi].slots[node];
                 // It took more buffers than the completions seen say: the
                 // one posted last (the only one posted since) was taken and
                 // written, and both completions naming it were lost. Unless
@@ -929,17 +938,21 @@ impl RxState {
                     self.bad_completion();
                     return;
                 }
-                let slot = &mut self.groups[gi].slots[node];
-                let held = slot.device.take();
-                slot.taken = cqe.taken;
-                let posted = if taken_unseen {
-                    slot.posted.take()
-                } else {
-                    None
-                };
-                for lost in [held, posted].into_iter().flatten() {
-                    self.recycle_lost(lost);
+                if taken_unseen {
+                    // The entry being empty proves the take, not that it
+                    // came before the report: a lie read late finds the
+                    // entry as the truth would, the device having taken
+                    // the buffer since, and its DATA completion follows.
+                    // So the buffer stays the device's until that
+                    // completion, the next take or starvation, or the
+                    // group's flush settles it; the one it held before
+                    // goes back.
+                    self.take_posted(gi, node);
+                    self.groups[gi].slots[node].device_reported_done = true;
+                } else if let Some(held) = self.groups[gi].slots[node].device.take() {
+                    Self::recycle_lost(&mut self.outstanding, &mut self.stats, held);
                 }
+                self.groups[gi].slots[node].taken = cqe.taken;
                 self.starved(gi, node);
             }
             rx_kind::FLUSHED if is_marker(cqe) => {
@@ -986,11 +999,18 @@ impl RxState {
                 }
             }
             if let Some(buf) = slot.device.take() {
-                // Held past the flush that closes every stream: given up,
-                // not recycled.
-                broken = true;
-                buf.leak();
-                self.outstanding = self.outstanding.saturating_sub(1);
+                if core::mem::take(&mut slot.device_reported_done) {
+                    // Taken as a starvation report said, done with then,
+                    // and no DATA completion named it before the marker
+                    // that ends the group: it was lost.
+                    Self::recycle_lost(&mut self.outstanding, &mut self.stats, buf);
+                } else {
+                    // Held past the flush that closes every stream: given
+                    // up, not recycled.
+                    broken = true;
+                    buf.leak();
+                    self.outstanding = self.outstanding.saturating_sub(1);
+                }
             }
         }
         if broken {
@@ -1013,19 +1033,21 @@ impl RxState {
     fn take_posted(&mut self, gi: usize, node: usize) {
         let slot = &mut self.groups[gi].slots[node];
         slot.starved_posted = 0;
+        slot.device_reported_done = false;
         if let Some(old) = core::mem::replace(&mut slot.device, slot.posted.take()) {
-            self.recycle_lost(old);
+            Self::recycle_lost(&mut self.outstanding, &mut self.stats, old);
         }
     }
 
     /// Returns a buffer the device is done with but whose completion was
     /// lost to the pool; its frames are lost (the bad completion was
-    /// counted).
-    fn recycle_lost(&mut self, buf: DevicePage) {
+    /// counted). `outstanding` and `stats` are the [`RxState`]'s own,
+    /// apart so that a caller may hold one of its groups meanwhile.
+    fn recycle_lost(outstanding: &mut u32, stats: &mut RxStats, buf: DevicePage) {
         drop(Self::reclaim(buf, Proof::Superseded));
-        self.outstanding = self.outstanding.saturating_sub(1);
-        self.stats.buf_recycled += 1;
-        self.stats.resync += 1;
+        *outstanding = outstanding.saturating_sub(1);
+        stats.buf_recycled += 1;
+        stats.resync += 1;
     }
 
     /// The device found `node`'s entry of group `gi` empty and paused the
