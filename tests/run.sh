@@ -280,7 +280,7 @@ for f in $order; do
 			shared_names[$key]+=" $name"
 			shared_cmd[$key]+="echo '$batch_marker $name'; $guest_cmd || rc=1; "
 			shared_cmd[$key]+="ip netns del peer 2>/dev/null; rmmod pagefill 2>/dev/null; "
-			shared_cmd[$key]+="echo clear >/sys/kernel/debug/kmemleak 2>/dev/null; "
+			shared_cmd[$key]+="[ ! -w /sys/kernel/debug/kmemleak ] || echo clear >/sys/kernel/debug/kmemleak; "
 			continue
 		fi
 		add_job "$vm_alone" "$f" "$append" "$guest_cmd" "$name" -- "${vm_opts[@]}"

@@ -60,9 +60,6 @@ up() {
 up
 stat() { $host ctl 0 stats | sed -n "s/^$1 //p"; }
 es() { ethtool -S "$dev" | sed -n "s/^ *$1: //p"; }
-qs() { pf_qsum "$dev" "rx_$1"; }
-# Frames the device dropped, for any reason.
-drops() { $host ctl 0 stats | awk '/^drop_/ { s += $2 } END { print s + 0 }'; }
 # bus_master: "on" or "off", Bus Master Enable (bit 2) of the device's PCI
 # command register (config space bytes 4-5), as the guest's PCI core wrote it.
 bus_master() {
@@ -89,9 +86,21 @@ send_paced() {
 }
 
 echo "# | fault | injected | bad completions | resyncs | frames written | spoiled | delivered | lost unaccounted | clean run after |"
+# counters: one snapshot of the device's counters and one of the driver's
+# (a request to the host takes seconds on the debug kernel under TCG);
+# dev_stat NAME, dev_drops and drv_qs NAME / drv_es NAME read them.
+counters() {
+	$host ctl 0 stats >/tmp/dev.stats
+	ethtool -S "$dev" >/tmp/drv.stats
+}
+dev_stat() { sed -n "s/^$1 //p" /tmp/dev.stats; }
+dev_drops() { awk '/^drop_/ { s += $2 } END { print s + 0 }' /tmp/dev.stats; }
+drv_es() { sed -n "s/^ *$1: //p" /tmp/drv.stats; }
+drv_qs() { sed -n "s/^ *rx[0-9]*_$1: //p" /tmp/drv.stats | awk '{ s += $1 } END { print s + 0 }'; }
 for mode in $modes; do
-	w0=$(stat rx_frames) s0=$(stat frames_spoiled) i0=$(stat faults_injected) d0=$(drops)
-	b0=$(qs bad_completions) r0=$(qs resyncs) x0=$(es restarts)
+	counters
+	w0=$(dev_stat rx_frames) s0=$(dev_stat frames_spoiled) i0=$(dev_stat faults_injected)
+	d0=$(dev_drops) b0=$(drv_qs bad_completions) r0=$(drv_qs resyncs) x0=$(drv_es restarts)
 	case $mode in
 	record-len | frame-count | duplicate) merge=on ;;
 	*) merge=off ;;
@@ -125,17 +134,18 @@ for mode in $modes; do
 		sink_rc=$?
 	fi
 	$host ctl 0 fault off >/dev/null
-	written=$(($(stat rx_frames) - w0))
-	spoiled=$(($(stat frames_spoiled) - s0))
-	injected=$(($(stat faults_injected) - i0))
-	dropped=$(($(drops) - d0))
-	bad=$(($(qs bad_completions) - b0))
-	resyncs=$(($(qs resyncs) - r0))
-	restarts=$(($(es restarts) - x0))
+	counters
+	written=$(($(dev_stat rx_frames) - w0))
+	spoiled=$(($(dev_stat frames_spoiled) - s0))
+	injected=$(($(dev_stat faults_injected) - i0))
+	dropped=$(($(dev_drops) - d0))
+	bad=$(($(drv_qs bad_completions) - b0))
+	resyncs=$(($(drv_qs resyncs) - r0))
+	restarts=$(($(drv_es restarts) - x0))
 	got=$(received)
 	# A restart resets the device, and its counters with it.
 	[ "$restarts" -eq 0 ] || echo "# $mode: the driver restarted the device $restarts times: the device's counts above start again there"
-	echo "# $mode (rx-udp-merge $merge, merged skbs so far $(qs merged_skbs)): sink: $(cat /tmp/sink.out)"
+	echo "# $mode (rx-udp-merge $merge, merged skbs so far $(drv_qs merged_skbs)): sink: $(cat /tmp/sink.out)"
 	if [ "$claim" = 1 ]; then
 		# Each lie is one bad completion (rx.rs, completion): the CLAIM
 		# or STARVED report says the posted buffer was taken while the
@@ -334,9 +344,7 @@ fi
 kmemleak_abandoned_only() {
 	printk=$(cut -f1 /proc/sys/kernel/printk)
 	echo 6 >/proc/sys/kernel/printk
-	echo scan >"$kml"
-	sleep 6
-	echo scan >"$kml"
+	pf_kmemleak_scan_twice
 	cat "$kml" >/tmp/kmemleak.txt
 	echo clear >"$kml"
 	echo "$printk" >/proc/sys/kernel/printk

@@ -125,19 +125,35 @@ pf_rmmod_abandoned() {
 	[ "$rc" -eq 0 ] && [ "$mapped" -gt 0 ] && [ "$e0" -eq 0 ] && [ "$errors" -eq 1 ]
 }
 
-# A kmemleak scan that reports only leaks: objects must be older than the
-# minimum age before a scan may name them, and a first scan only records
-# what each object holds (one that changed since is taken as in use),
-# hence the wait and second scan. The guest's init stops kmemleak's
-# periodic scan (scripts/guest-init.sh): every test scans at its end with
-# this instead. A kmemleak that turned itself off refuses the scan: a
-# failure, not a clean report.
+# pf_uptime_cs: the time since boot in hundredths of a second.
+pf_uptime_cs() {
+	read -r up _ </proc/uptime
+	# "1" before the two decimals: "0.09" must not read as octal.
+	echo $((${up%.*} * 100 + 1${up#*.} - 100))
+}
+
+# pf_kmemleak_scan_twice: the two kmemleak scans after which its report
+# names only leaks. A scan names an object only once it is older than
+# kmemleak's minimum age (5 s) when the scan starts, and a first scan only
+# records what each object holds (one that changed since is taken as in
+# use), hence a second scan, at least 5 s after the first began: what the
+# test leaked was allocated before that. On the debug kernel under TCG a
+# scan takes longer than that by itself, and then nothing waits.
+pf_kmemleak_scan_twice() {
+	t0=$(pf_uptime_cs)
+	echo scan >/sys/kernel/debug/kmemleak || return 1
+	left=$((t0 + 520 - $(pf_uptime_cs)))
+	[ "$left" -le 0 ] || sleep "$((left / 100)).$(printf %02d $((left % 100)))"
+	echo scan >/sys/kernel/debug/kmemleak
+}
+
+# A kmemleak scan that reports only leaks (pf_kmemleak_scan_twice). The
+# guest's init stops kmemleak's periodic scan (scripts/guest-init.sh):
+# every test scans at its end with this instead. A kmemleak that turned
+# itself off refuses the scan: a failure, not a clean report.
 pf_kmemleak_clean() {
-	k=/sys/kernel/debug/kmemleak
-	echo scan >"$k" || return 1
-	sleep 6
-	echo scan >"$k" || return 1
-	leaks=$(cat "$k")
+	pf_kmemleak_scan_twice || return 1
+	leaks=$(cat /sys/kernel/debug/kmemleak)
 	[ -z "$leaks" ] || { echo "$leaks"; return 1; }
 }
 

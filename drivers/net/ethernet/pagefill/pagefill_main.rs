@@ -148,9 +148,13 @@ impl pci::Driver for PagefillDriver {
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
-        // Nothing may stay with the device once the driver lets go.
-        if this.netdev.device().data().reset().is_err() {
-            dev_warn!(pdev, "reset on unbind failed\n");
+        // Nothing may stay with the device once the driver lets go. A
+        // device that did not take the reset may still be writing: with bus
+        // mastering off it cannot reach the rings and tables freed next.
+        let dev = this.netdev.device();
+        if dev.data().reset().is_err() {
+            dev.set_bus_master(false);
+            dev_warn!(pdev, "reset on unbind failed: bus mastering off\n");
         }
     }
 }
