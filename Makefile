@@ -4,9 +4,10 @@
 #
 #   make                 build pagefill.ko against the cached fast test kernel
 #                        (creating the toolchain root and kernel if needed)
-#   make KDIR=<dir>      build against any Rust-enabled kernel build, e.g.
-#                        /lib/modules/$(uname -r)/build (add LLVM=1 if that
-#                        kernel was built with clang)
+#   make KDIR=<dir>      build against any Rust-enabled kernel build or its
+#                        installed headers, e.g. /lib/modules/$(uname -r)/build
+#                        (scripts/kdir.sh: what a distribution's headers lack
+#                        is made from the kernel's source, once)
 #   make CLIPPY=1        the same, with clippy over the Rust code
 #   make sim             build the device model (tools/pagefill-sim)
 #   make check           the test command (tests/run.sh)
@@ -32,8 +33,11 @@ modules:
 	scripts/in-root.sh $(MAKE) -j$(JOBS) KDIR="$$(scripts/build-kernel.sh fast)" LLVM=1 \
 		$(if $(CLIPPY),CLIPPY=$(CLIPPY)) $(if $(W),W=$(W)) modules
 else
+# scripts/kdir.sh checks the compilers against the kernel's, makes the Rust
+# metadata that installed headers lack (once, in the cache), and gives the
+# make arguments: the build directory and the C compiler (CC= or LLVM=1).
 modules:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(LLVM),LLVM=$(LLVM)) \
+	+args=$$(scripts/kdir.sh "$(KDIR)") && $(MAKE) $$args M=$(CURDIR) \
 		$(if $(CLIPPY),CLIPPY=$(CLIPPY)) $(if $(W),W=$(W)) modules
 endif
 

@@ -19,21 +19,60 @@ pf_die() { pf_log "error: $*"; exit 1; }
 # pf_hash FILE... : short content hash of the given files, in order.
 pf_hash() { cat "$@" | sha256sum | cut -c1-16; }
 
-# The toolchain root's key: the script that makes it and its package lists.
-pf_root_key() {
-	pf_hash "$PF_TOP/scripts/toolchain-root.sh" "$PF_TOP"/scripts/root-packages/*.txt
+# The roots scripts/toolchain-root.sh makes: "toolchain" (the default), the
+# test bed's own (newest Rust for Linux, clang, QEMU, the guest userland),
+# and "debian-host", a Debian trixie host as a pagefill user has it (the
+# stock kernel's headers and source, trixie's own rustc and GCC). Each has
+# its package lists (scripts/root-packages/, .../debian-host/).
+pf_root_lists() {
+	case ${1:-toolchain} in
+	toolchain) echo "$PF_TOP"/scripts/root-packages/*.txt ;;
+	debian-host) echo "$PF_TOP"/scripts/root-packages/debian-host/*.txt ;;
+	*) pf_die "unknown root '$1' (have: toolchain debian-host)" ;;
+	esac
 }
 
-pf_root_dir() { echo "$PF_CACHE/root-$(pf_root_key)"; }
+# A root's key: the script that makes it and its package lists.
+pf_root_key() {
+	# shellcheck disable=SC2046
+	pf_hash "$PF_TOP/scripts/toolchain-root.sh" $(pf_root_lists "${1:-toolchain}")
+}
 
-# pf_in_root CMD... : run CMD inside the toolchain root, in a private mount
-# namespace so nothing stays mounted when it ends. The repository and the
-# cache are bound at the same paths as on the host, so paths mean the same
-# thing on both sides.
+pf_root_dir() {
+	case ${1:-toolchain} in
+	toolchain) echo "$PF_CACHE/root-$(pf_root_key)" ;;
+	*) echo "$PF_CACHE/root-$1-$(pf_root_key "$1")" ;;
+	esac
+}
+
+# pf_host_mirror: the Debian mirror the host already uses, from deb822 or
+# one-line sources (never a name written here), or $PAGEFILL_MIRROR.
+pf_host_mirror() {
+	local f uri
+	if [ -n "${PAGEFILL_MIRROR:-}" ]; then
+		echo "$PAGEFILL_MIRROR"
+		return
+	fi
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] || continue
+		uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
+		[ -n "$uri" ] && { echo "$uri"; return; }
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\// && $i !~ /security/) { print $i; exit } }' "$f")
+		[ -n "$uri" ] && { echo "$uri"; return; }
+	done
+}
+
+# pf_in_root CMD... : run CMD inside the toolchain root ($PF_ROOT_KIND's
+# root if set), in a private mount namespace so nothing stays mounted when
+# it ends. The repository and the cache are bound at the same paths as on
+# the host, so paths mean the same thing on both sides.
 pf_in_root() {
 	local root
-	root=$(pf_root_dir)
-	[ -x "$root/usr/bin/rustc" ] || pf_die "no toolchain root at $root: run scripts/toolchain-root.sh"
+	root=$(pf_root_dir "${PF_ROOT_KIND:-toolchain}")
+	[ -x "$root/usr/bin/rustc" ] || pf_die "no toolchain root at $root: run scripts/toolchain-root.sh ${PF_ROOT_KIND:-}"
 	unshare --mount --propagation private -- /bin/bash -c '
 		set -e
 		root=$1; top=$2; cache=$3; shift 3

@@ -12,7 +12,11 @@
 # /tmp included).
 #
 # Options:
-#   --kernel FLAVOUR   kernel flavour to boot (fast, debug; default fast)
+#   --kernel FLAVOUR   kernel flavour to boot (fast, debug, debian; default
+#                      fast). debian is the stock Debian kernel of the
+#                      toolchain root, as Debian ships it, with its modules
+#                      and an initramfs that mounts the root
+#                      (scripts/debian-initramfs.sh)
 #   --nics N           pagefill NICs to attach (default 1)
 #   --mem SIZE         guest RAM (default 2G)
 #   --smp N            guest CPUs (default 2)
@@ -70,8 +74,18 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || pf_die "usage: vm-run.sh [options] [--] CMD..."
 
-"$PF_TOP/scripts/toolchain-root.sh" >/dev/null
-kdir=$("$PF_TOP/scripts/build-kernel.sh" "$flavour")
+root=$("$PF_TOP/scripts/toolchain-root.sh")
+if [ "$flavour" = debian ]; then
+	release=$(ls "$root/usr/lib/modules" | head -n 1)
+	kernel_args=(-kernel "/usr/lib/modules/$release/vmlinuz" -initrd "$("$PF_TOP/scripts/debian-initramfs.sh")")
+	# The kernel's source and build tree as scripts/kdir.sh made it for
+	# the module (the tests' ynl specs and library come from there).
+	headers=$(cd "$("$PF_TOP/scripts/toolchain-root.sh" debian-host)" && ls -d usr/src/linux-headers-*-amd64 | head -n 1)
+	kdir=$(PF_ROOT_KIND=debian-host "$PF_TOP/scripts/in-root.sh" "$PF_TOP/scripts/kdir.sh" "/$headers" | awk '{ print $2 }')
+else
+	kdir=$("$PF_TOP/scripts/build-kernel.sh" "$flavour")
+	kernel_args=(-kernel "$kdir/arch/x86/boot/bzImage")
+fi
 sim=$("$PF_TOP/scripts/build-sim.sh")
 
 mkdir -p "$PF_CACHE/run"
@@ -200,7 +214,7 @@ set +e
 timeout --kill-after=10 "$timeout" "$PF_TOP/scripts/in-root.sh" qemu-system-x86_64 \
 	-machine q35,memory-backend=mem "${accel_args[@]}" -smp "$smp" -m "$mem" \
 	-object "memory-backend-memfd,id=mem,size=$mem,share=on" \
-	-kernel "$kdir/arch/x86/boot/bzImage" -append "$cmdline" \
+	"${kernel_args[@]}" -append "$cmdline" \
 	-fsdev local,id=pfroot,path=/,security_model=none,readonly=on \
 	-device virtio-9p-pci,fsdev=pfroot,mount_tag=pfroot \
 	-fsdev "local,id=pfout,path=$run/out,security_model=none" \

@@ -7,7 +7,10 @@
 # and one summary line "N passed, N failed, N skipped". Exits non-zero if
 # anything failed.
 #
-# PAGEFILL_FLAVOURS selects the kernel flavours (default: "fast debug").
+# PAGEFILL_FLAVOURS selects the kernel flavours (default: "fast debug
+# debian"): the two test kernels this project builds, and the stock Debian
+# kernel (the module built as a Debian host builds it: scripts/kdir.sh, in
+# the debian-host root), which runs the tests that name it.
 # --full (not CI's: it takes hours) also runs the tests that name a flavour
 # in vm_full_flavours (the upstream driver selftests on the debug kernel).
 # PAGEFILL_JOBS is how many VMs run side by side (default 1: on the
@@ -25,7 +28,7 @@ case "${1:-}" in
 "") ;;
 *) echo "usage: tests/run.sh [--full]" >&2; exit 2 ;;
 esac
-flavours=${PAGEFILL_FLAVOURS:-fast debug}
+flavours=${PAGEFILL_FLAVOURS:-fast debug debian}
 jobs=${PAGEFILL_JOBS:-1}
 t_start=$SECONDS
 # Results and stage times go to files: the VM jobs run in worker
@@ -76,7 +79,17 @@ stage "setup: toolchain root"
 "$top/scripts/toolchain-root.sh" >/dev/null || { record "setup: toolchain root" fail; flavours=""; }
 for f in $flavours; do
 	stage "setup: $f kernel"
-	"$top/scripts/build-kernel.sh" "$f" >/dev/null || { record "setup: $f kernel" fail; flavours=${flavours//$f/}; }
+	if [ "$f" = debian ]; then
+		# The stock kernel comes built: what the tests need is the
+		# Debian host to build the module in, the Rust metadata its
+		# headers lack (made by the first build for it) and the
+		# initramfs to boot.
+		"$top/scripts/toolchain-root.sh" debian-host >/dev/null &&
+			"$top/scripts/build-module.sh" debian >/dev/null &&
+			"$top/scripts/debian-initramfs.sh" >/dev/null
+	else
+		"$top/scripts/build-kernel.sh" "$f" >/dev/null
+	fi || { record "setup: $f kernel" fail; flavours=${flavours//$f/}; }
 done
 
 stage "setup: upstream driver selftests"
@@ -120,7 +133,8 @@ fi
 # bouncing costs it a fifth more time, too much for CI on every test). A
 # test with vm_kernel_args=0 gets none of these (bigmem.test: swiotlb must
 # bounce only what a device cannot reach).
-declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="")
+# The stock kernel runs as Debian ships it.
+declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="" [debian]="")
 
 # The VM jobs: each a file in $work/jobs, numbered in the order they start
 # (the longest first: the debug kernel's, then the fast kernel's), holding
@@ -213,7 +227,7 @@ done
 
 # Jobs are queued debug kernel first (its tests take the longest).
 order=""
-for f in debug fast; do
+for f in debug fast debian; do
 	[[ " $flavours " =~ " $f " ]] && [ -n "${ko_of[$f]+set}" ] && order+=" $f"
 done
 for f in $flavours; do
@@ -240,7 +254,8 @@ for f in $order; do
 		# A .test file holds the vm-run options, the guest command line
 		# and, optionally, arguments after the module's path (vm_args, or
 		# vm_args_FLAVOUR for one flavour), the kernel flavours it runs
-		# on (default both), vm_append_FLAVOUR (more kernel arguments),
+		# on (default fast and debug: a test for the stock kernel names
+		# debian too), vm_append_FLAVOUR (more kernel arguments),
 		# vm_kernel_args=0 (not the flavour's kernel_args above),
 		# vm_opts_FLAVOUR (the vm-run options for one flavour),
 		# vm_share_boot, vm_alone and vm_full_flavours (more flavours
@@ -248,10 +263,13 @@ for f in $order; do
 		vm_args=()
 		vm_opts_fast=()
 		vm_opts_debug=()
+		vm_opts_debian=()
 		vm_args_fast=()
 		vm_args_debug=()
+		vm_args_debian=()
 		vm_append_fast=""
 		vm_append_debug=""
+		vm_append_debian=""
 		vm_flavours=(fast debug)
 		vm_kernel_args=1
 		vm_share_boot=0

@@ -199,7 +199,9 @@ pf_pair() {
 # pf_ynl ARGS: the kernel source's YNL command line on the netdev family,
 # e.g. pf_ynl --dump queue-get. JSON-ish Python output.
 pf_ynl() {
-	ksrc=$(readlink -f "$pf_kdir/source")
+	# A build with O= links its source; an in-tree build is its own.
+	ksrc=$pf_kdir
+	[ ! -e "$pf_kdir/source" ] || ksrc=$(readlink -f "$pf_kdir/source")
 	python3 "$ksrc/tools/net/ynl/pyynl/cli.py" --no-schema \
 		--spec "$ksrc/Documentation/netlink/specs/netdev.yaml" "$@"
 }
@@ -208,12 +210,22 @@ pf_ynl() {
 # module under test), else $PAGEFILL_KO, else the installed one (modprobe).
 pf_load() {
 	pf_ko=${1:-${PAGEFILL_KO:-}}
-	if [ -n "$pf_ko" ]; then
+	if [ "$pf_ko" = builtin ]; then
+		[ -d /sys/bus/pci/drivers/pagefill ]
+	elif [ -n "$pf_ko" ]; then
 		insmod "$pf_ko"
 	else
 		modprobe pagefill
 	fi
 }
+
+# pf_builtin: the driver is built into the kernel (the module's path given
+# to a test is "builtin", as tests/run.sh passes for scripts/in-tree.sh's
+# kernel): there is nothing to load or unload.
+pf_builtin() { [ "${pf_ko:-${ko:-}}" = builtin ]; }
+
+# pf_unload: rmmod pagefill, unless it is built in.
+pf_unload() { pf_builtin || rmmod pagefill; }
 
 # pf_need_host: the test drives the device models through the host agent of
 # scripts/vm-run.sh; where there is none (a kselftest run on other

@@ -167,6 +167,6 @@ if [ -n "$merge" ]; then
 fi
 ip link set "$dev" down
 ktap_check "ip link set down: no group joined" [ "$(es groups_joined)" -eq 0 ]
-rmmod pagefill
+pf_unload
 pf_kmemleak_check
 ktap_finish

@@ -76,8 +76,8 @@ impl PagePool {
         }
         // SAFETY: the pool is live (type invariant), and this is its NAPI
         // instance's poll, which serialises allocations.
-        let page =
-            NonNull::new(unsafe { ffi::pagefill_page_pool_dev_alloc_pages(self.pool.as_ptr()) })?;
+        let raw = unsafe { ffi::pagefill_page_pool_dev_alloc_pages(self.pool.as_ptr()) };
+        let page = NonNull::new(raw)?;
         // INVARIANT: a buffer of this pool, owned by us, that nobody else
         // accesses (fresh from the pool); nothing of it is synced for the CPU.
         Some(PoolPage {
