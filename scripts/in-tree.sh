@@ -44,17 +44,6 @@ if [ -n "$only_path" ]; then
 	echo "$out"
 	exit 0
 fi
-mkdir -p "$dir"
-exec 9>"$dir/.lock"
-flock 9
-
-if [ ! -e "$src/.complete" ]; then
-	pf_log "copying the kernel source for the in-tree build into $src"
-	rm -rf "$src"
-	cp -a "$pristine" "$src.tmp"
-	touch "$src.tmp/.complete"
-	mv "$src.tmp" "$src"
-fi
 
 # sync_tree FROM TO: TO becomes a copy of the repository's FROM, the files
 # as git knows them (no build outputs), their times kept: make rebuilds what
@@ -95,34 +84,46 @@ L:	netdev@vger.kernel.org
 S:	Maintained
 F:	drivers/net/ethernet/pagefill/
 F:	include/pagefill/
-F:	tools/testing/selftests/drivers/net/pagefill/
 EOF
+}
+# hook_maintainers_selftests FILE: the kselftest target in the entry (the
+# series adds it with the tests).
+hook_maintainers_selftests() {
+	grep -qx 'F:	tools/testing/selftests/drivers/net/pagefill/' "$1" && return
+	awk '{ print } $0 == "F:\tinclude/pagefill/" { print "F:\ttools/testing/selftests/drivers/net/pagefill/" }' \
+		"$1" >"$1.new" && mv "$1.new" "$1"
 }
 hook_maintainers() { # hook_maintainers FILE
 	grep -qx 'PAGEFILL NETWORK DRIVER' "$1" && return
-	maintainers_entry >"$dir/entry"
+	maintainers_entry >"$1.entry"
 	# An entry's title is a line after a blank one, once the list began
 	# (the first title after "Maintainers List" and its underline).
-	awk -v title='PAGEFILL NETWORK DRIVER' -v entry="$dir/entry" '
+	awk -v title='PAGEFILL NETWORK DRIVER' -v entry="$1.entry" '
 		function put() { while ((getline l < entry) > 0) print l; print ""; done = 1 }
 		/^Maintainers List/ { list = 1 }
 		list && !done && blank && /^[A-Z0-9]/ && $0 > title && $0 !~ /^-/ { put() }
 		{ print; blank = ($0 == "") }' "$1" >"$1.new" && mv "$1.new" "$1"
+	rm -f "$1.entry"
 }
 
-# apply TREE: the change, in the kernel tree TREE.
-apply() {
+# apply_driver TREE, apply_selftests TREE: the change, in the kernel tree
+# TREE: the driver, then its kselftest target.
+apply_driver() {
 	local t=$1
 	sync_tree drivers/net/ethernet/pagefill "$t/drivers/net/ethernet/pagefill"
 	sync_tree include/pagefill "$t/include/pagefill"
-	sync_tree tests/kselftest "$t/tools/testing/selftests/drivers/net/pagefill"
 	hook "$t/drivers/net/ethernet/Kconfig" '^source "drivers/net/ethernet/' \
 		'source "drivers/net/ethernet/pagefill/Kconfig"'
 	hook "$t/drivers/net/ethernet/Makefile" '^obj-[$][(]CONFIG_[A-Z0-9_]*[)] [+]= [a-z0-9_-]*/$' \
 		'obj-$(CONFIG_PAGEFILL) += pagefill/'
+	hook_maintainers "$t/MAINTAINERS"
+}
+apply_selftests() {
+	local t=$1
+	sync_tree tests/kselftest "$t/tools/testing/selftests/drivers/net/pagefill"
 	hook "$t/tools/testing/selftests/Makefile" '^TARGETS [+]= drivers/net/' \
 		'TARGETS += drivers/net/pagefill'
-	hook_maintainers "$t/MAINTAINERS"
+	hook_maintainers_selftests "$t/MAINTAINERS"
 }
 if [ -n "$patches" ]; then
 	# A repository holding the files the change touches, as the kernel
@@ -138,8 +139,8 @@ if [ -n "$patches" ]; then
 	g init -q
 	g add -A
 	g commit -qm base
-	apply "$repo"
-	g add drivers/net/ethernet include MAINTAINERS
+	apply_driver "$repo"
+	g add -A
 	g commit -q -F - <<'EOF'
 net: ethernet: add the pagefill page-fill DMA NIC driver
 
@@ -157,7 +158,8 @@ uses one descriptor ring per queue. It is configured with ip, ethtool
 
 Signed-off-by: pagefill developers <pagefill@example.invalid>
 EOF
-	g add tools/testing/selftests
+	apply_selftests "$repo"
+	g add -A
 	g commit -q -F - <<'EOF'
 selftests: drivers: net: add pagefill tests
 
@@ -174,7 +176,19 @@ EOF
 	exit 0
 fi
 
-apply "$src"
+# One build at a time in the source copy and its build.
+mkdir -p "$dir"
+exec 9>"$dir/.lock"
+flock 9
+if [ ! -e "$src/.complete" ]; then
+	pf_log "copying the kernel source for the in-tree build into $src"
+	rm -rf "$src" "$src.tmp"
+	cp -a "$pristine" "$src.tmp"
+	touch "$src.tmp/.complete"
+	mv "$src.tmp" "$src"
+fi
+apply_driver "$src"
+apply_selftests "$src"
 
 if [ ! -e "$out/.config" ]; then
 	pf_log "configuring the in-tree kernel in $out"

@@ -16,7 +16,8 @@
 #                      fast). debian is the stock Debian kernel of the
 #                      toolchain root, as Debian ships it, with its modules
 #                      and an initramfs that mounts the root
-#                      (scripts/debian-initramfs.sh)
+#                      (scripts/debian-initramfs.sh); intree is
+#                      scripts/in-tree.sh's kernel, pagefill built in
 #   --nics N           pagefill NICs to attach (default 1)
 #   --mem SIZE         guest RAM (default 2G)
 #   --smp N            guest CPUs (default 2)
@@ -83,7 +84,11 @@ if [ "$flavour" = debian ]; then
 	headers=$(cd "$("$PF_TOP/scripts/toolchain-root.sh" debian-host)" && ls -d usr/src/linux-headers-*-amd64 | head -n 1)
 	kdir=$(PF_ROOT_KIND=debian-host "$PF_TOP/scripts/in-root.sh" "$PF_TOP/scripts/kdir.sh" "/$headers" | awk '{ print $2 }')
 else
-	kdir=$("$PF_TOP/scripts/build-kernel.sh" "$flavour")
+	if [ "$flavour" = intree ]; then
+		kdir=$("$PF_TOP/scripts/in-tree.sh" --path)
+	else
+		kdir=$("$PF_TOP/scripts/build-kernel.sh" "$flavour")
+	fi
 	kernel_args=(-kernel "$kdir/arch/x86/boot/bzImage")
 fi
 sim=$("$PF_TOP/scripts/build-sim.sh")

@@ -8,9 +8,11 @@
 # anything failed.
 #
 # PAGEFILL_FLAVOURS selects the kernel flavours (default: "fast debug
-# debian"): the two test kernels this project builds, and the stock Debian
-# kernel (the module built as a Debian host builds it: scripts/kdir.sh, in
-# the debian-host root), which runs the tests that name it.
+# debian intree"): the two test kernels this project builds; the stock
+# Debian kernel (the module built as a Debian host builds it:
+# scripts/kdir.sh, in the debian-host root); and a kernel tree that carries
+# the driver, built in (scripts/in-tree.sh). The last two run the tests
+# that name them.
 # --full (not CI's: it takes hours) also runs the tests that name a flavour
 # in vm_full_flavours (the upstream driver selftests on the debug kernel).
 # PAGEFILL_JOBS is how many VMs run side by side (default 1: on the
@@ -28,7 +30,7 @@ case "${1:-}" in
 "") ;;
 *) echo "usage: tests/run.sh [--full]" >&2; exit 2 ;;
 esac
-flavours=${PAGEFILL_FLAVOURS:-fast debug debian}
+flavours=${PAGEFILL_FLAVOURS:-fast debug debian intree}
 jobs=${PAGEFILL_JOBS:-1}
 t_start=$SECONDS
 # Results and stage times go to files: the VM jobs run in worker
@@ -79,7 +81,9 @@ stage "setup: toolchain root"
 "$top/scripts/toolchain-root.sh" >/dev/null || { record "setup: toolchain root" fail; flavours=""; }
 for f in $flavours; do
 	stage "setup: $f kernel"
-	if [ "$f" = debian ]; then
+	if [ "$f" = intree ]; then
+		"$top/scripts/in-tree.sh" >/dev/null
+	elif [ "$f" = debian ]; then
 		# The stock kernel comes built: what the tests need is the
 		# Debian host to build the module in, the Rust metadata its
 		# headers lack (made by the first build for it) and the
@@ -134,7 +138,7 @@ fi
 # test with vm_kernel_args=0 gets none of these (bigmem.test: swiotlb must
 # bounce only what a device cannot reach).
 # The stock kernel runs as Debian ships it.
-declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="" [debian]="")
+declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="" [debian]="" [intree]="")
 
 # The VM jobs: each a file in $work/jobs, numbered in the order they start
 # (the longest first: the debug kernel's, then the fast kernel's), holding
@@ -218,6 +222,11 @@ run_selftest() {
 
 declare -A ko_of=()
 for f in $flavours; do
+	if [ "$f" = intree ]; then
+		# Built in: the tests are told so instead of a module's path.
+		ko_of[$f]=builtin
+		continue
+	fi
 	stage "$f kernel: build module"
 	if ! ko_of[$f]=$("$top/scripts/build-module.sh" "$f"); then
 		unset "ko_of[$f]"
@@ -227,7 +236,7 @@ done
 
 # Jobs are queued debug kernel first (its tests take the longest).
 order=""
-for f in debug fast debian; do
+for f in debug fast debian intree; do
 	[[ " $flavours " =~ " $f " ]] && [ -n "${ko_of[$f]+set}" ] && order+=" $f"
 done
 for f in $flavours; do
@@ -264,12 +273,15 @@ for f in $order; do
 		vm_opts_fast=()
 		vm_opts_debug=()
 		vm_opts_debian=()
+		vm_opts_intree=()
 		vm_args_fast=()
 		vm_args_debug=()
 		vm_args_debian=()
+		vm_args_intree=()
 		vm_append_fast=""
 		vm_append_debug=""
 		vm_append_debian=""
+		vm_append_intree=""
 		vm_flavours=(fast debug)
 		vm_kernel_args=1
 		vm_share_boot=0

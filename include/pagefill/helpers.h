@@ -29,6 +29,7 @@ struct pagefill_napi {
 	struct napi_struct napi;
 	struct timer_list retry;
 };
+
 struct sk_buff;
 struct page_pool;
 struct page;

@@ -6,8 +6,9 @@
 # CLIPPY=1 build with no warnings with each supported compiler (the newest
 # rustc of the toolchain root for the clang-built test kernel; the kernel's
 # minimum rustc, 1.85, for the GCC-built stock Debian kernel), and
-# checkpatch.pl on the C; and the documentation built by sphinx with
-# warnings as errors.
+# checkpatch.pl on the C; the driver as a patch series for a kernel tree
+# (scripts/in-tree.sh) through checkpatch.pl --strict; and the
+# documentation built by sphinx with warnings as errors.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/lib.sh"
@@ -15,7 +16,7 @@ kdir=$("$top/scripts/build-kernel.sh" fast)
 ksrc=$(readlink -f "$kdir/source")
 n=0 fails=0
 echo "TAP version 13"
-echo "1..7"
+echo "1..8"
 point() { # point NAME CMD...
 	local name=$1 out
 	shift
@@ -47,6 +48,13 @@ point "driver builds with CLIPPY=1 and no warning: rustc 1.85 (the kernel's mini
 # shellcheck disable=SC2086
 point "checkpatch.pl on the C helpers" \
 	"$top/scripts/in-root.sh" perl "$ksrc/scripts/checkpatch.pl" --no-tree --quiet -f $c_files
+# The in-tree change as a patch series, checked from the kernel tree.
+patches() {
+	local dir=$PF_CACHE/intree-patches
+	"$top/scripts/in-tree.sh" --patches "$dir" &&
+		(cd "$ksrc" && "$top/scripts/in-root.sh" perl scripts/checkpatch.pl --strict --quiet "$dir"/*.patch)
+}
+point "the in-tree change as git format-patch passes checkpatch.pl --strict" patches
 docs() {
 	local out=$PF_CACHE/docs-out
 	rm -rf "$out"

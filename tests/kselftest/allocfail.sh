@@ -79,7 +79,8 @@ echo >"$dbg/fail_function/inject"
 written=$(($(stat rx_frames) - w0)) failed=$(($(qs page_alloc_failed) - f0)) got=$(received)
 echo "# page pool: $failed allocations failed, $written frames written, $got delivered"
 ktap_check "page pool allocations failing: $failed counted, all $written frames delivered" eval \
-	'[ "$sent_rc" -eq 0 ] && [ "$failed" -gt 0 ] && [ "$written" -eq 620 ] && [ "$got" -eq 620 ]'
+	'[ "$sent_rc" -eq 0 ] && [ "$failed" -gt 0 ] &&
+	[ "$written" -eq 620 ] && [ "$got" -eq 620 ]'
 
 # Every page pool allocation fails while streams wait for buffers: NAPI
 # must not spin. A paused stream waiting for a page gets no completion to
@@ -111,7 +112,8 @@ polls_for() {
 # paused (xoffs not yet answered by an xon) and frames written. (A request
 # to the host takes seconds on the debug kernel under TCG: one a reading.)
 snap() {
-	$host ctl 0 stats | awk '/^xoff_sent /{x=$2} /^xon_sent /{o=$2} /^rx_frames /{w=$2} END {print x - o, w}'
+	$host ctl 0 stats | awk '/^xoff_sent /{x=$2} /^xon_sent /{o=$2} /^rx_frames /{w=$2}
+		END {print x - o, w}'
 }
 # settled: senders paused, and no frame written for a second.
 settled() {
@@ -135,8 +137,10 @@ polls=$(polls_for 3)
 ms=$((($(date +%s%N) - t0) / 1000000))
 s1=$(snap) f1=$(qs page_alloc_failed)
 p0=${s0%% *} w0=${s0#* } p1=${s1%% *} w1=${s1#* }
-echo "# waiting for pages, $p0 then $p1 senders paused: $polls NAPI polls in $ms ms over $queues queue(s), $((f1 - f0)) page allocations failed, $((w1 - w0)) frames written"
-ktap_check "every page allocation failing: streams wait for buffers, their senders paused ($p1), allocations retried and counted ($((f1 - f0)) failed in the window)" eval \
+echo "# waiting for pages, $p0 then $p1 senders paused: $polls NAPI polls in $ms ms over "\
+"$queues queue(s), $((f1 - f0)) page allocations failed, $((w1 - w0)) frames written"
+ktap_check "every page allocation failing: streams wait for buffers, their senders paused "\
+"($p1), allocations retried and counted ($((f1 - f0)) failed in the window)" eval \
 	'[ "$p0" -gt 0 ] && [ "$p1" -gt 0 ] && [ "$w1" -eq "$w0" ] && [ "$f1" -gt "$f0" ]'
 # The retry timer polls each queue at most 100 times a second, and with
 # every stream paused nothing else schedules NAPI (no completion, no
@@ -146,7 +150,8 @@ ktap_check "every page allocation failing: streams wait for buffers, their sende
 # under TCG (the driver with its poll returning the whole budget while a
 # stream waits, fast kernel: 314510 polls in 4.2 s over 2 queues).
 limit=$((500 * queues * ms / 1000))
-ktap_check "no busy loop while pages cannot be had: $polls NAPI polls in $ms ms over $queues queue(s), at most $limit" \
+ktap_check "no busy loop while pages cannot be had: $polls NAPI polls in $ms ms over "\
+"$queues queue(s), at most $limit" \
 	[ "$polls" -le "$limit" ]
 attr fail_function probability=0 times=0
 echo >"$dbg/fail_function/inject"
@@ -178,7 +183,8 @@ attr failslab probability=0 times=0 cache-filter=N ignore-gfp-wait=N
 echo 0 >/sys/kernel/slab/skbuff_head_cache/failslab
 written=$(($(stat rx_frames) - w0)) dropped=$(($(qs dropped) - d0)) got=$(received)
 echo "# skbs: $dropped frames dropped, $written written, $got delivered"
-ktap_check "skb allocations failing: $dropped frames dropped and counted, the other $got delivered, none twice" eval \
+ktap_check "skb allocations failing: $dropped frames dropped and counted, "\
+"the other $got delivered, none twice" eval \
 	'[ "$sent_rc" -eq 0 ] && [ "$dropped" -gt 0 ] && [ $((got + dropped)) -eq "$written" ]'
 ktap_check "faults off: every stream complete and in order" send 10
 ktap_check "the interface counted the dropped frames" \

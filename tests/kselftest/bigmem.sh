@@ -28,7 +28,8 @@ tr=/sys/kernel/tracing
 tlb=/sys/kernel/debug/swiotlb
 [ -d "$tr/events" ] || mount -t tracefs nodev "$tr" 2>/dev/null
 if [ ! -d "$tr/events/dma/dma_map_phys" ] || [ ! -d "$tr/events/swiotlb/swiotlb_bounced" ]; then
-	echo "1..0 # SKIP needs tracefs with the dma:dma_map_phys and swiotlb:swiotlb_bounced events"
+	echo "1..0 # SKIP needs tracefs with the dma:dma_map_phys and "\
+"swiotlb:swiotlb_bounced events"
 	exit 4
 fi
 ktap_plan 12
@@ -75,7 +76,8 @@ run() {
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
 	$host gen --nodes 2-31 --groups 0,7,300 --size "$1" --count "$2" --give-up-ms 20000 \
-		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 --eot-every 50 >/tmp/gen.out
+		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 \
+		--eot-every 50 >/tmp/gen.out
 	wait "$sink"
 	rc=$?
 	echo "# size $1: $(cat /tmp/sink.out); generator: $(cat /tmp/gen.out)"
@@ -84,7 +86,8 @@ run() {
 ktap_check "4500 frames of 64 bytes from 90 streams, complete and in order" run 64 50
 ktap_check "1800 frames of 1400 bytes from 90 streams, complete and in order" run 1400 20
 ktap_check "ping both ways, 56 and 1400 bytes" eval \
-	'ping -c 5 -i 0.2 -W 2 192.0.2.2 >/dev/null && ping -c 5 -i 0.2 -W 2 -s 1400 192.0.2.2 >/dev/null &&
+	'ping -c 5 -i 0.2 -W 2 192.0.2.2 >/dev/null &&
+	 ping -c 5 -i 0.2 -W 2 -s 1400 192.0.2.2 >/dev/null &&
 	 ip netns exec peer ping -c 5 -i 0.2 -W 2 -s 1400 192.0.2.1 >/dev/null'
 tcp() {
 	ip netns exec peer sh -c 'socat -u TCP-LISTEN:5000,reuseaddr - | wc -c >/tmp/tcp.count' &
@@ -117,10 +120,12 @@ awk '/ dma_map_phys: / {
 } / swiotlb_bounced: / { bounced++ }
 END { printf "%d %d %d %d\n", maps, high, moved, bounced }' /tmp/trace >/tmp/maps
 read -r maps high moved bounced </tmp/maps
-echo "# mappings by the NICs $maps, of memory above 4 GiB $high, to another device address $moved; swiotlb bounces $bounced; swiotlb slots used $used, high water $hiwater; trace events lost $lost"
+echo "# mappings by the NICs $maps, of memory above 4 GiB $high, "\
+"to another device address $moved; swiotlb bounces $bounced; "\
+"swiotlb slots used $used, high water $hiwater; trace events lost $lost"
 grep -m 3 ' swiotlb_bounced: ' /tmp/trace | sed 's/^ */# /'
-ktap_check "every mapping traced, and the NICs mapped memory above 4 GiB (page pool pages, skbs)" eval \
-	'[ "$lost" -eq 0 ] && [ "$maps" -gt 0 ] && [ "$high" -gt 0 ]'
+ktap_check "every mapping traced, and the NICs mapped memory above 4 GiB (page pool pages, skbs)" \
+	eval '[ "$lost" -eq 0 ] && [ "$maps" -gt 0 ] && [ "$high" -gt 0 ]'
 ktap_check "no mapping of the NICs bounced through swiotlb (device address = memory address)" eval \
 	'[ "$bounced" -eq 0 ] && [ "$moved" -eq 0 ]'
 ktap_check "swiotlb holds nothing and never held anything (io_tlb_used, io_tlb_used_hiwater)" eval \
@@ -133,7 +138,8 @@ echo 0 >"$tr/events/swiotlb/swiotlb_bounced/filter"
 echo >"$tr/trace"
 ip netns del peer
 ktap_check "no receive error or bad completion" eval \
-	'[ "$(pf_qsum "$a" rx_bad_completions)" -eq 0 ] && [ "$(cat /sys/class/net/$a/statistics/rx_errors)" -eq 0 ]'
+	'[ "$(pf_qsum "$a" rx_bad_completions)" -eq 0 ] &&
+	[ "$(cat /sys/class/net/$a/statistics/rx_errors)" -eq 0 ]'
 rmmod pagefill
 ktap_check "no warning or other report in the kernel log" pf_log_clean
 pf_kmemleak_check

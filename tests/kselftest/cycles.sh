@@ -59,7 +59,8 @@ reconfigure() {
 	done
 	ethtool -G "$dev" rx 1024 && ethtool -C "$dev" rx-usecs 50
 }
-ktap_check "$((cycles / 4)) rounds of ethtool -G rx, -L combined, -C rx-usecs under traffic" reconfigure
+ktap_check "$((cycles / 4)) rounds of ethtool -G rx, -L combined, -C rx-usecs under traffic" \
+	reconfigure
 took "ethtool"
 
 reload() {

@@ -42,7 +42,10 @@ ring() {
 	ethtool -g "$a" | sed -n '/^Current/,$p' | sed -n "s/^$1:[[:space:]]*//p"
 }
 pings() { ping -c 3 -i 0.2 -W 2 -s "${1:-56}" -M do 192.0.2.2 >/dev/null; }
-default_rings() { [ "$(ring RX)" = 1024 ] && [ "$(ring TX)" = 512 ] && [ "$(ring 'RX Buf Len')" = 32768 ]; }
+default_rings() {
+	[ "$(ring RX)" = 1024 ] && [ "$(ring TX)" = 512 ] &&
+		[ "$(ring 'RX Buf Len')" = 32768 ]
+}
 ktap_check "ethtool -g: rx 1024, tx 512, rx-buf-len 32768 (16 frames at MTU 1500)" default_rings
 set_rings() { ethtool -G "$a" rx 64 tx 100 && [ "$(ring RX)" = 64 ] && [ "$(ring TX)" = 128 ]; }
 ktap_check "ethtool -G rx 64 tx 100: rx 64, tx 128 (a power of two), traffic passes" \
@@ -71,7 +74,9 @@ coalesce() {
 		! ethtool -C "$a" rx-usecs 20000 2>/dev/null
 }
 ktap_check "ethtool -C rx-usecs 0 and 200 take effect, 20000 is refused" coalesce
-combined() { ethtool -l "$a" | sed -n "/^$1/,\$p" | sed -n 's/^Combined:[[:space:]]*//p' | head -n 1; }
+combined() {
+	ethtool -l "$a" | sed -n "/^$1/,\$p" | sed -n 's/^Combined:[[:space:]]*//p' | head -n 1
+}
 channels() {
 	[ "$(combined Pre-set)" = 4 ] && [ "$(combined Current)" = "$(pf_default_queues)" ] &&
 		ethtool -L "$a" combined 1 && [ "$(combined Current)" = 1 ] && pings &&
@@ -79,13 +84,15 @@ channels() {
 		! ethtool -L "$a" combined 5 2>/dev/null && pings &&
 		ip netns exec peer ping -c 3 -i 0.2 -W 2 192.0.2.1 >/dev/null
 }
-ktap_check "ethtool -l: up to 4 combined channels, one per core at first; -L combined 1 and 2 take effect, 5 is refused" channels
+ktap_check "ethtool -l: up to 4 combined channels, one per core at first; "\
+"-L combined 1 and 2 take effect, 5 is refused" channels
 
 ifindex=$(cat "/sys/class/net/$a/ifindex")
 pf_ynl --dump queue-get --json "{\"ifindex\": $ifindex}" >/tmp/queues 2>&1
 sed 's/^/# /' /tmp/queues
 queues() {
-	[ "$(grep -c "'type': 'rx'" /tmp/queues)" -eq 2 ] && [ "$(grep -c "'type': 'tx'" /tmp/queues)" -eq 2 ] &&
+	[ "$(grep -c "'type': 'rx'" /tmp/queues)" -eq 2 ] &&
+		[ "$(grep -c "'type': 'tx'" /tmp/queues)" -eq 2 ] &&
 		[ "$(grep -c "'napi-id'" /tmp/queues)" -eq 4 ]
 }
 ktap_check "ynl queue-get: two rx and two tx queues, each with its NAPI instance" queues

@@ -41,7 +41,8 @@ here=$(dirname "$0")
 host="sh $here/pf-host.sh"
 pf_need_host
 # MODES: a comma-separated subset of the fault modes (default: all).
-modes=$(echo "${2:-len-past-buffer,bad-group,bad-node,bad-queue,never-posted,frame-count,record-len,duplicate,claim-held,claim-held-late}" | tr ',' ' ')
+modes=$(echo "${2:-len-past-buffer,bad-group,bad-node,bad-queue,never-posted,frame-count,\
+record-len,duplicate,claim-held,claim-held-late}" | tr ',' ' ')
 # CLAIM_RATE: frames/s over the 31 streams in the claim-held modes (default
 # 1000; see there).
 claim_rate=${3:-1000}
@@ -85,7 +86,8 @@ send_paced() {
 	[ "$gen_rc" -eq 0 ] && [ "$paced_sink_rc" -eq 0 ]
 }
 
-echo "# | fault | injected | bad completions | resyncs | frames written | spoiled | delivered | lost unaccounted | clean run after |"
+echo "# | fault | injected | bad completions | resyncs | frames written | spoiled | delivered "\
+"| lost unaccounted | clean run after |"
 # counters: one snapshot of the device's counters and one of the driver's
 # (a request to the host takes seconds on the debug kernel under TCG);
 # dev_stat NAME, dev_drops and drv_qs NAME / drv_es NAME read them.
@@ -144,8 +146,10 @@ for mode in $modes; do
 	restarts=$(($(drv_es restarts) - x0))
 	got=$(received)
 	# A restart resets the device, and its counters with it.
-	[ "$restarts" -eq 0 ] || echo "# $mode: the driver restarted the device $restarts times: the device's counts above start again there"
-	echo "# $mode (rx-udp-merge $merge, merged skbs so far $(drv_qs merged_skbs)): sink: $(cat /tmp/sink.out)"
+	[ "$restarts" -eq 0 ] || echo "# $mode: the driver restarted the device $restarts times: "\
+"the device's counts above start again there"
+	echo "# $mode (rx-udp-merge $merge, merged skbs so far $(drv_qs merged_skbs)): "\
+"sink: $(cat /tmp/sink.out)"
 	if [ "$claim" = 1 ]; then
 		# Each lie is one bad completion (rx.rs, completion): the CLAIM
 		# or STARVED report says the posted buffer was taken while the
@@ -167,12 +171,16 @@ for mode in $modes; do
 		# completion a lie, no resync, every frame the device wrote
 		# delivered, complete and in order, none dropped by the device,
 		# no restart.
-		ktap_check "$mode: $injected lies, $bad bad completions counted, $resyncs posted buffers recycled, $got of $written frames delivered complete and in order, $dropped dropped by the device, $restarts restarts" eval \
-			'[ "$sink_rc" -eq 0 ] && [ "$injected" -gt 0 ] && [ "$bad" -eq "$injected" ] &&
-			[ "$resyncs" -eq 0 ] && [ "$written" -eq 1240 ] && [ "$got" -eq "$written" ] &&
+		ktap_check "$mode: $injected lies, $bad bad completions counted, "\
+"$resyncs posted buffers recycled, $got of $written frames delivered complete and in order, "\
+"$dropped dropped by the device, $restarts restarts" eval \
+			'[ "$sink_rc" -eq 0 ] && [ "$injected" -gt 0 ] &&
+			[ "$bad" -eq "$injected" ] && [ "$resyncs" -eq 0 ] &&
+			[ "$written" -eq 1240 ] && [ "$got" -eq "$written" ] &&
 			[ "$spoiled" -eq 0 ] && [ "$dropped" -eq 0 ] && [ "$restarts" -eq 0 ]'
 	else
-		ktap_check "$mode: $injected faults, $bad bad completions counted, $got of $written frames delivered, $spoiled spoiled, none twice" eval \
+		ktap_check "$mode: $injected faults, $bad bad completions counted, "\
+"$got of $written frames delivered, $spoiled spoiled, none twice" eval \
 			'[ "$sink_rc" -eq 0 ] && [ "$injected" -gt 0 ] && [ "$bad" -gt 0 ] &&
 			[ "$got" -eq $((written - spoiled)) ]'
 	fi
@@ -181,7 +189,8 @@ for mode in $modes; do
 	echo "# $mode: after: $(cat /tmp/sink.out)"
 	[ "$clean" -eq 0 ] || $host ctl 0 stats | grep '^stream' | sed 's/^/# /'
 	ktap_check "$mode: fault off, every stream complete and in order again" [ "$clean" -eq 0 ]
-	echo "# | $mode | $injected | $bad | $resyncs | $written | $spoiled | $got | $((written - spoiled - got)) | $([ "$clean" -eq 0 ] && echo yes || echo no) |"
+	echo "# | $mode | $injected | $bad | $resyncs | $written | $spoiled | $got | "\
+"$((written - spoiled - got)) | $([ "$clean" -eq 0 ] && echo yes || echo no) |"
 done
 ktap_check "no completion reached a buffer the driver did not own (device DMA errors: 0)" \
 	[ "$(stat dma_errors)" -eq 0 ]
@@ -276,19 +285,23 @@ rm -f /tmp/bg.stop
 (
 	while [ ! -e /tmp/bg.stop ]; do
 		$host gen --nodes 1-8 --groups 0 --size 64 --count 25 --rate 200 --give-up-ms 2000 \
-			--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 --dport 9001 >/dev/null 2>&1
+			--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 \
+			--dport 9001 >/dev/null 2>&1
 	done
 ) &
 bg_gen=$!
 eventually_long eval '[ "$(cat "/sys/class/net/$dev/statistics/rx_packets")" -gt $((rx0 + 100)) ]'
-echo "# under traffic: $(($(cat "/sys/class/net/$dev/statistics/rx_packets") - rx0)) frames received; page pools (id:pages in flight) $live"
+echo "# under traffic: $(($(cat "/sys/class/net/$dev/statistics/rx_packets") - rx0)) "\
+"frames received; page pools (id:pages in flight) $live"
 pf_log_mark
 $host ctl 0 dead >/dev/null
 ip link set "$dev" down
 said=$(pf_log_since | grep 'did not come back from its reset')
 echo "# $said"
-ktap_check "down with the device dead: the reset failed, the driver said so and turned bus mastering off" \
-	eval 'echo "$said" | grep -q "bus mastering off, its buffers abandoned" && [ "$(bus_master)" = off ]'
+ktap_check "down with the device dead: the reset failed, the driver said so and "\
+"turned bus mastering off" \
+	eval 'echo "$said" | grep -q "bus mastering off, its buffers abandoned" &&
+	[ "$(bus_master)" = off ]'
 # The pools the interface had stay in the core's list with the pages the
 # driver gave the device in flight: abandoned, neither recycled nor freed.
 left=$(pools | tr '\n' ' ')
@@ -300,16 +313,20 @@ abandoned() {
 		[ -n "$n" ] && [ "$n" -gt 0 ] || return 1
 	done
 }
-ktap_check "its receive buffers abandoned, not freed: its page pools keep their pages in flight" abandoned
+ktap_check "its receive buffers abandoned, not freed: its page pools keep their pages in flight" \
+	abandoned
 refused0=$(stat dma_refused_no_master) w0=$(stat rx_frames) c0=$(stat rx_completions)
 $host ctl 0 revive >/dev/null
 refused_some() { [ "$(stat dma_refused_no_master)" -gt "$refused0" ]; }
 eventually_long refused_some
 refused=$(($(stat dma_refused_no_master) - refused0))
 written=$(($(stat rx_frames) - w0)) completions=$(($(stat rx_completions) - c0))
-echo "# revived with bus mastering off, traffic still coming: $refused DMA accesses refused, $written frames written, $completions completions"
-ktap_check "answering again under traffic, bus mastering off: the device's DMA refused ($refused times), nothing written to memory" \
-	eval '[ "$refused" -gt 0 ] && [ "$written" -eq 0 ] && [ "$completions" -eq 0 ] && [ "$(bus_master)" = off ]'
+echo "# revived with bus mastering off, traffic still coming: $refused DMA accesses refused, "\
+"$written frames written, $completions completions"
+ktap_check "answering again under traffic, bus mastering off: the device's DMA refused "\
+"($refused times), nothing written to memory" \
+	eval '[ "$refused" -gt 0 ] && [ "$written" -eq 0 ] && [ "$completions" -eq 0 ] &&
+	[ "$(bus_master)" = off ]'
 touch /tmp/bg.stop
 wait "$bg_gen"
 kill "$bg_sink"
@@ -324,11 +341,13 @@ ip link set "$dev" down
 # The abandoned buffers stay mapped for good: what the DMA-API debugging
 # reports at the unbind is the abandoning (pf_rmmod_abandoned).
 if [ -w /sys/kernel/debug/dma-api/num_errors ]; then
-	ktap_check "rmmod: the DMA-API debugging found the abandoned buffers mapped and no other error" \
+	ktap_check "rmmod: the DMA-API debugging found the abandoned buffers mapped "\
+"and no other error" \
 		pf_rmmod_abandoned "$bdf"
 else
 	rmmod pagefill
-	ktap_skip "rmmod: the DMA-API debugging found the abandoned buffers mapped and no other error" "no DMA-API debugging"
+	ktap_skip "rmmod: the DMA-API debugging found the abandoned buffers mapped "\
+"and no other error" "no DMA-API debugging"
 fi
 
 # kmemleak_abandoned_only: a kmemleak scan after the abandoning reports
@@ -358,7 +377,8 @@ sites, tx, cached, other = {}, 0, [], []
 for obj in open(sys.argv[1]).read().split("unreferenced object ")[1:]:
     lines = obj.splitlines()
     trace = obj.split("backtrace", 1)[-1].splitlines()[1:]
-    funcs = [re.sub(r"^\[<[0-9a-f]+>\]\s*", "", l.strip()).split("+")[0] for l in trace if l.strip()]
+    funcs = [re.sub(r"^\[<[0-9a-f]+>\]\s*", "", l.strip()).split("+")[0]
+             for l in trace if l.strip()]
     site = next((f for f in funcs if not f.startswith(ALLOC)), "?")
     sites[site] = sites.get(site, 0) + 1
     what = "%s %s: %s" % (lines[0].split(" ", 1)[-1], lines[1].strip(), " <- ".join(funcs))
@@ -379,8 +399,10 @@ sys.exit(1 if other else 0)
 EOF
 }
 if [ -w "$kml" ]; then
-	ktap_check "kmemleak: nothing but the abandoned transmit frames and their sockets" kmemleak_abandoned_only
+	ktap_check "kmemleak: nothing but the abandoned transmit frames and their sockets" \
+		kmemleak_abandoned_only
 else
-	ktap_skip "kmemleak: nothing but the abandoned transmit frames and their sockets" "no kmemleak"
+	ktap_skip "kmemleak: nothing but the abandoned transmit frames and their sockets" \
+		"no kmemleak"
 fi
 ktap_finish

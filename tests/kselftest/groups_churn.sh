@@ -11,16 +11,16 @@
 # checks every one; those of group 7 send WEIGHT times as fast (default
 # 100) to a port nobody listens on (the stack drops them, after the
 # driver), and on until the changes are done, however long the guest takes
-# for them (the generator's --weighted-until). RATE caps the frames/s of all streams together (default 150000:
-# more than a TCG guest takes, so the device's flow control paces them
-# while group 7 is joined; while it is left the device drops its frames as
-# fast as they come, and the cap keeps them from using up the run; 0: no
-# cap). USECS sets the device's coalescing time (ethtool -C rx-usecs;
-# default 50, the driver's): how long it keeps a buffer open after its
-# first frame. A longer one has the device hold buffers of most streams at
-# any moment, so that every leave leaves buffers for NAPI to take back and
-# the group's table to release, in softirq context, also at a rate the
-# guest keeps up with (the debug kernel).
+# for them (the generator's --weighted-until). RATE caps the frames/s of all
+# streams together (default 150000: more than a TCG guest takes, so the
+# device's flow control paces them while group 7 is joined; while it is left
+# the device drops its frames as fast as they come, and the cap keeps them
+# from using up the run; 0: no cap). USECS sets the device's coalescing time
+# (ethtool -C rx-usecs; default 50, the driver's): how long it keeps a
+# buffer open after its first frame. A longer one has the device hold
+# buffers of most streams at any moment, so that every leave leaves buffers
+# for NAPI to take back and the group's table to release, in softirq
+# context, also at a rate the guest keeps up with (the debug kernel).
 #
 # Then: no completion failed validation, every frame of groups 0 and 300
 # (never left) arrived complete and in order and the device dropped none of
@@ -70,7 +70,8 @@ mac=$(cat "/sys/class/net/$dev/address")
 es() { ethtool -S "$dev" | sed -n "s/^ *$1: //p"; }
 qs() { pf_qsum "$dev" "rx_$1"; }
 ktap_check "ethtool -L combined $queues: three groups joined over $queues queue pairs" eval \
-	'[ "$(es groups_joined)" -eq 3 ] && ethtool -l "$dev" | sed -n "/^Current/,\$p" | grep -q "^Combined:[[:space:]]*$queues\$"'
+	'[ "$(es groups_joined)" -eq 3 ] && ethtool -l "$dev" | sed -n "/^Current/,\$p" |
+	grep -q "^Combined:[[:space:]]*$queues\$"'
 
 # The sink takes the whole run, the 62 streams of groups 0 and 300. It
 # reads slower than the flood comes: its socket may hold the whole run
@@ -82,7 +83,12 @@ sysctl -qw net.core.rmem_max=268435456
 # lets all UDP sockets together hold less than the sink's backlog, and the
 # stack drops what comes after (MemErrors), the streams' last frames.
 sysctl -qw net.ipv4.udp_mem="131072 196608 262144"
-udp_mib() { awk -v f="$1" '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == f) c = i; h = 1; next } print $c }' /proc/net/snmp; }
+udp_mib() {
+	awk -v f="$1" '/^Udp:/ {
+		if (!h) { for (i = 1; i <= NF; i++) if ($i == f) c = i; h = 1; next }
+		print $c
+	}' /proc/net/snmp
+}
 rcvbuf0=$(udp_mib RcvbufErrors)
 memerr0=$(udp_mib MemErrors)
 noports0=$(udp_mib NoPorts)
@@ -147,35 +153,45 @@ churn() {
 	}
 }
 t0=$(date +%s)
-ktap_check "group 7 left and joined again $rounds times under traffic, ethtool -l/-S/-c/-g between" churn
+ktap_check "group 7 left and joined again $rounds times under traffic, "\
+"ethtool -l/-S/-c/-g between" churn
 touch "$done_file"
-echo "# $done_rounds rounds in $(($(date +%s) - t0)) s; bad completions so far: $(qs bad_completions)"
+echo "# $done_rounds rounds in $(($(date +%s) - t0)) s; "\
+"bad completions so far: $(qs bad_completions)"
 wait "$gen"
 gen_rc=$?
 echo "# generator: $(cat /tmp/gen.out)"
-ktap_check "the generator sent all $((62 * count)) frames of groups 0 and 300, and group 7's until the changes ended (no stream paused for good)" \
+ktap_check "the generator sent all $((62 * count)) frames of groups 0 and 300, "\
+"and group 7's until the changes ended (no stream paused for good)" \
 	[ "$gen_rc" -eq 0 ]
 wait "$sink"
 sink_rc=$?
-echo "# sink: $(cat /tmp/sink.out); UDP receive buffer drops: $(($(udp_mib RcvbufErrors) - rcvbuf0)), UDP memory drops: $(($(udp_mib MemErrors) - memerr0))"
-ktap_check "every frame of groups 0 and 300 ($exact) arrived, complete and in order" [ "$sink_rc" -eq 0 ]
-ethtool -S "$dev" | grep -E 'bad_completions|resync|groups_joined|group_join_failed|dev_drop|starved|rx_packets' |
+echo "# sink: $(cat /tmp/sink.out); "\
+"UDP receive buffer drops: $(($(udp_mib RcvbufErrors) - rcvbuf0)), "\
+"UDP memory drops: $(($(udp_mib MemErrors) - memerr0))"
+ktap_check "every frame of groups 0 and 300 ($exact) arrived, complete and in order" \
+	[ "$sink_rc" -eq 0 ]
+ethtool -S "$dev" | grep -E 'bad_completions|resync|groups_joined|group_join_failed|dev_drop|'\
+'starved|rx_packets' |
 	sed 's/^ */# /'
 ktap_check "no bad completion, no receive error" eval \
-	'[ "$(qs bad_completions)" -eq 0 ] && [ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ]'
+	'[ "$(qs bad_completions)" -eq 0 ] &&
+	[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ]'
 
 # The model's per-stream counters: "stream GROUP NODE offered written
 # dropped starved xoff_us". The streams of groups 0 and 300 each had all
 # COUNT frames written and none dropped (group 7's drops are its own).
 $host ctl 0 stats >/tmp/model.stats
-sed -n 's/^\(drop_[a-z_]*\|starved\|xoff_sent\|xon_sent\|rx_frames\) /# device \1 /p' /tmp/model.stats
+sed -n 's/^\(drop_[a-z_]*\|starved\|xoff_sent\|xon_sent\|rx_frames\) /# device \1 /p' \
+	/tmp/model.stats
 kept_all() {
 	awk -v n="$count" '
 		$1 == "stream" && ($2 == 0 || $2 == 300) {
 			s++
 			if ($4 != n || $5 != n || $6 != 0) {
 				bad++
-				printf "# stream %s/%s offered %s written %s dropped %s\n", $2, $3, $4, $5, $6
+				printf "# stream %s/%s offered %s written %s dropped %s\n",
+					$2, $3, $4, $5, $6
 			}
 		}
 		END { exit !(s == 62 && bad == 0) }' /tmp/model.stats
@@ -188,8 +204,10 @@ stat() { sed -n "s/^$1 //p" /tmp/model.stats; }
 # them); nothing overflowed anywhere.
 noports=$(($(udp_mib NoPorts) - noports0))
 echo "# group 7 frames the stack received (UDP NoPorts): $noports"
-ktap_check "group 7's frames were dropped as unjoined while it was left and received while joined; no other drop" eval \
-	'[ "$(stat drop_unjoined)" -gt 0 ] && [ "$noports" -gt 0 ] && [ "$(stat drop_overflow)" -eq 0 ] && [ "$(stat drop_bad_frame)" -eq 0 ]'
+ktap_check "group 7's frames were dropped as unjoined while it was left and received while "\
+"joined; no other drop" eval \
+	'[ "$(stat drop_unjoined)" -gt 0 ] && [ "$noports" -gt 0 ] &&
+	[ "$(stat drop_overflow)" -eq 0 ] && [ "$(stat drop_bad_frame)" -eq 0 ]'
 ktap_check "three groups joined at the end, no join failed" eval \
 	'[ "$(es groups_joined)" -eq 3 ] && [ "$(es group_join_failed)" -eq 0 ]'
 ip link set "$dev" down

@@ -93,7 +93,8 @@ pf_log_clean() {
 	if [ -r "$pats" ]; then
 		re=$(sed -e '/^#/d' -e '/^$/d' "$pats" | paste -sd'|')
 	else
-		re='WARNING:|BUG:|Oops|Call Trace:|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|DMA-API: .*device driver'
+		re='WARNING:|BUG:|Oops|Call Trace:|KASAN|UBSAN|possible circular locking|'\
+'possible recursive locking|inconsistent lock state|DMA-API: .*device driver'
 	fi
 	found=$(pf_log_since | grep -E "$re" | head -n 5)
 	[ -z "$found" ] || { echo "$found" | sed 's/^/# /'; return 1; }
@@ -121,7 +122,8 @@ pf_rmmod_abandoned() {
 	rc=$?
 	errors=$(($(cat "$dma/error_count") - e0))
 	echo "$n0" >"$dma/num_errors"
-	echo "# rmmod: the DMA-API debugging found $mapped streaming mappings left (the abandoned buffers); $e0 errors before, $errors at the unbind"
+	echo "# rmmod: the DMA-API debugging found $mapped streaming mappings left "\
+"(the abandoned buffers); $e0 errors before, $errors at the unbind"
 	[ "$rc" -eq 0 ] && [ "$mapped" -gt 0 ] && [ "$e0" -eq 0 ] && [ "$errors" -eq 1 ]
 }
 

@@ -27,7 +27,8 @@ pf_need_host
 tr=/sys/kernel/tracing
 [ -d "$tr/events" ] || mount -t tracefs nodev "$tr" 2>/dev/null
 if [ ! -d "$tr/events/napi/napi_poll" ] || [ ! -d "$tr/events/net/napi_gro_receive_entry" ]; then
-	echo "1..0 # SKIP needs tracefs with the napi:napi_poll and net:napi_gro_receive_entry events"
+	echo "1..0 # SKIP needs tracefs with the napi:napi_poll and "\
+"net:napi_gro_receive_entry events"
 	exit 4
 fi
 ktap_plan 8
@@ -70,7 +71,8 @@ burst() {
 	echo 0 >"$tr/tracing_on"
 	cat "$tr/trace" >/tmp/trace
 	lost=$(cat "$tr"/per_cpu/cpu*/stats | awk '/^overrun:/ { s += $2 } END { print s + 0 }')
-	echo "# $1 x $2: sink: $(cat /tmp/sink.out); generator: $(cat /tmp/gen.out); trace events lost: $lost"
+	echo "# $1 x $2: sink: $(cat /tmp/sink.out); generator: $(cat /tmp/gen.out); "\
+"trace events lost: $lost"
 	[ "$rc" -eq 0 ] && [ "$lost" -eq 0 ] && ! grep -q LOST /tmp/trace
 }
 
@@ -99,21 +101,25 @@ polls() {
 # in polls of at most their budget each.
 check_polls() {
 	set -- "$1" $(polls)
-	echo "# gro entries $2, napi polls $3, most frames in one poll $4, polls over budget $5 (budget $6), polls' returned work summed $7"
+	echo "# gro entries $2, napi polls $3, most frames in one poll $4, "\
+"polls over budget $5 (budget $6), polls' returned work summed $7"
 	[ "$2" -eq "$1" ] || { echo "# expected $1 GRO entries"; return 1; }
 	[ "$3" -gt 0 ] || { echo "# no napi_poll event"; return 1; }
 	[ "$5" -eq 0 ] && [ "$4" -le "$6" ] && [ "$6" -gt 0 ]
 }
 
-ktap_check "one stream, $frames frames of 64 bytes unpaced, complete and in order, every event traced" \
+ktap_check "one stream, $frames frames of 64 bytes unpaced, complete and in order, "\
+"every event traced" \
 	burst 1 "$frames"
 ktap_check "one stream: no poll handed up more frames than its budget" check_polls "$frames"
 per=$((frames / 31))
-ktap_check "31 streams, $((31 * per)) frames of 64 bytes unpaced, complete and in order, every event traced" \
+ktap_check "31 streams, $((31 * per)) frames of 64 bytes unpaced, complete and in order, "\
+"every event traced" \
 	burst 1-31 "$per"
 ktap_check "31 streams: no poll handed up more frames than its budget" check_polls $((31 * per))
 ktap_check "no bad completion, no receive error" eval \
-	'[ "$(pf_qsum "$dev" rx_bad_completions)" -eq 0 ] && [ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ]'
+	'[ "$(pf_qsum "$dev" rx_bad_completions)" -eq 0 ] &&
+	[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ]'
 
 echo 0 >"$tr/events/net/napi_gro_receive_entry/enable"
 echo 0 >"$tr/events/napi/napi_poll/enable"

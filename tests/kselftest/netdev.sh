@@ -31,7 +31,8 @@ carrier_cycles() {
 		ip link set "$dev" down && ip link set "$dev" up &&
 		[ "$(cat /sys/class/net/$dev/carrier)" = 1 ]
 }
-ktap_check "$dev has carrier: the enabled device reports link up, again after down/up" carrier_cycles
+ktap_check "$dev has carrier: the enabled device reports link up, again after down/up" \
+	carrier_cycles
 
 max=$(ip -d link show "$dev" | sed -n 's/.* maxmtu \([0-9]*\).*/\1/p')
 # 9202: the fabric's 9216-byte frame less the Ethernet header.
@@ -51,7 +52,8 @@ mtu_auto() {
 		[ "$(cat /sys/class/net/$dev/mtu)" -eq "$max" ] &&
 		ip link set "$dev" mtu 1500 && [ "$(buflen)" = 32768 ]
 }
-ktap_check "MTU 68..9202; buffers nobody sized follow the MTU (4 KiB at 200 to 32 KiB at 1500)" mtu_auto
+ktap_check "MTU 68..9202; buffers nobody sized follow the MTU (4 KiB at 200 to 32 KiB at 1500)" \
+	mtu_auto
 # A 4 KiB buffer holds a frame of MTU 4074 with its record header.
 mtu_chosen() {
 	ethtool -G "$dev" rx-buf-len 4096 && [ "$(buflen)" = 4096 ] &&
@@ -61,7 +63,8 @@ mtu_chosen() {
 		ip link set "$dev" mtu 1500 && [ "$(buflen)" = 16384 ] &&
 		ethtool -G "$dev" rx-buf-len 4096 && [ "$(buflen)" = 4096 ]
 }
-ktap_check "rx-buf-len the user chose stays across MTU changes, growing only to hold a frame" mtu_chosen
+ktap_check "rx-buf-len the user chose stays across MTU changes, growing only to hold a frame" \
+	mtu_chosen
 
 rebind() {
 	echo "$bdf" >"$drv/unbind" && [ -z "$(ifname "$bdf")" ] &&

@@ -17,7 +17,8 @@ ip addr add 2001:db8::1/64 dev "$a" nodad
 ip -n peer addr add 2001:db8::2/64 dev "$b" nodad
 
 ktap_check "ping 192.0.2.2 from the root namespace" ping -c 5 -i 0.2 -W 2 192.0.2.2
-ktap_check "ping 192.0.2.1 from the peer namespace" ip netns exec peer ping -c 5 -i 0.2 -W 2 192.0.2.1
+ktap_check "ping 192.0.2.1 from the peer namespace" \
+	ip netns exec peer ping -c 5 -i 0.2 -W 2 192.0.2.1
 ktap_check "ping6 2001:db8::2" ping -6 -c 5 -i 0.2 -W 2 2001:db8::2
 ktap_check "ping6 2001:db8::1 from the peer" ip netns exec peer ping -6 -c 5 -i 0.2 -W 2 2001:db8::1
 
@@ -26,13 +27,15 @@ ktap_check "ping6 2001:db8::1 from the peer" ip netns exec peer ping -6 -c 5 -i 
 # count is short.
 tcp() {
 	if [ "$1" = here ]; then
-		ip netns exec peer sh -c 'socat -u TCP-LISTEN:5000,reuseaddr - | wc -c >/tmp/tcp.count' &
+		ip netns exec peer \
+			sh -c 'socat -u TCP-LISTEN:5000,reuseaddr - | wc -c >/tmp/tcp.count' &
 		eventually_long pf_listening peer 5000 || return 1
 		head -c 4194304 /dev/zero | socat -u - TCP:192.0.2.2:5000 || return 1
 	else
 		sh -c 'socat -u TCP-LISTEN:5001,reuseaddr - | wc -c >/tmp/tcp.count' &
 		eventually_long pf_listening "" 5001 || return 1
-		head -c 4194304 /dev/zero | ip netns exec peer socat -u - TCP:192.0.2.1:5001 || return 1
+		head -c 4194304 /dev/zero |
+			ip netns exec peer socat -u - TCP:192.0.2.1:5001 || return 1
 	fi
 	wait
 	echo "# TCP from $1: $(cat /tmp/tcp.count) bytes received"
@@ -51,7 +54,8 @@ ktap_check "TCP came in with checksums the device checked (rx csum_unnecessary)"
 	[ "$(pf_qsum "$a" rx_csum_unnecessary)" -gt 0 ]
 csum_errors() { awk '/^Tcp:/ { if (h) print $NF; h = 1 }' "$@"; }
 ktap_check "no TCP checksum error at either end" \
-	eval '[ "$(csum_errors /proc/net/snmp)" -eq 0 ] && [ "$(ip netns exec peer cat /proc/net/snmp | csum_errors)" -eq 0 ]'
+	eval '[ "$(csum_errors /proc/net/snmp)" -eq 0 ] &&
+	[ "$(ip netns exec peer cat /proc/net/snmp | csum_errors)" -eq 0 ]'
 # Throughput, for the record (iperf3's byte counts at the end of a test
 # are not exact; the checks above are).
 ip netns exec peer iperf3 -s -D -1 -p 5201 --logfile /tmp/iperf3.srv

@@ -61,7 +61,8 @@ run() {
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
 	$host gen --nodes 1-31 --groups "$groups" --size "$1" --count "$2" \
-		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 --eot-every 50 >/tmp/gen.out
+		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 \
+		--eot-every 50 >/tmp/gen.out
 	wait "$sink"
 	rc=$?
 	echo "# size $1: $(cat /tmp/sink.out); generator: $(cat /tmp/gen.out)"
@@ -71,29 +72,34 @@ ktap_check "4650 frames of 64 bytes from 93 streams, complete and in order" run 
 ktap_check "1860 frames of 1400 bytes from 93 streams, complete and in order" run 1400 20
 total=6510
 ethtool -S "$dev" | sed 's/^/# /'
-echo "# device: starved $(stat starved) xoff $(stat xoff_sent) xon $(stat xon_sent) buffers $(stat rx_buffers) irqs $(stat irqs)"
+echo "# device: starved $(stat starved) xoff $(stat xoff_sent) xon $(stat xon_sent) "\
+"buffers $(stat rx_buffers) irqs $(stat irqs)"
 rx=$(cat "/sys/class/net/$dev/statistics/rx_packets")
 ktap_check "the interface and ethtool -S counted $total received frames" eval \
 	'[ "$rx" -eq "$total" ] && [ "$(qs packets)" -eq "$total" ]'
 ktap_check "short frames were copied, long ones went up as fragments" eval \
 	'[ "$(qs copybreak)" -eq 4650 ] && [ "$(qs frags)" -eq 1860 ]'
 ktap_check "no receive errors (no completion failed validation)" eval \
-	'[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ] && [ "$(qs bad_completions)" -eq 0 ]'
+	'[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ] &&
+	[ "$(qs bad_completions)" -eq 0 ]'
 # The generator's UDP over IPv4 carries no checksum (0): the device vouches
 # for the IPv4 header's, and for the UDP datagram as one without.
-ktap_check "the device checked every frame's checksum (rx csum_unnecessary $total, csum_none 0)" eval \
-	'[ "$(qs csum_unnecessary)" -eq "$total" ] && [ "$(qs csum_none)" -eq 0 ]'
+ktap_check "the device checked every frame's checksum (rx csum_unnecessary $total, csum_none 0)" \
+	eval '[ "$(qs csum_unnecessary)" -eq "$total" ] && [ "$(qs csum_none)" -eq 0 ]'
 device_agrees() {
 	[ "$(stat rx_frames)" -eq "$total" ] && [ "$(es dev_rx_frames)" -eq "$total" ] &&
 		[ "$(stat drop_overflow)" -eq 0 ] && [ "$(es dev_drop_overflow)" -eq 0 ] &&
 		[ "$(es dev_drop_unjoined)" -eq 0 ] && [ "$(es dev_drop_bad_frame)" -eq 0 ]
 }
-ktap_check "the device wrote $total frames and dropped none (its registers and the model agree)" device_agrees
+ktap_check "the device wrote $total frames and dropped none (its registers and the model agree)" \
+	device_agrees
 starved_answered() {
 	[ "$(qs starved)" -gt 0 ] && [ "$(qs xon_doorbells)" -gt 0 ] &&
 		[ "$(stat xoff_sent)" -gt 0 ] && [ "$(stat xon_sent)" -ge "$(stat xoff_sent)" ]
 }
-[ -z "$ring" ] || ktap_check "a ring of $ring buffers starved streams; every xoff was answered by xon" starved_answered
+[ -z "$ring" ] ||
+	ktap_check "a ring of $ring buffers starved streams; every xoff was answered by xon" \
+		starved_answered
 every_queue() {
 	q=0
 	while [ "$q" -lt "$queues" ]; do
@@ -145,19 +151,24 @@ if [ -n "$merge" ]; then
 	ethtool -K "$dev" rx on
 	ethtool --set-priv-flags "$dev" rx-udp-merge on
 	packets=$(qs packets)
-	ktap_check "rx-udp-merge: 4650 frames of 64 bytes to a UDP_GRO socket, merged, complete and in order" \
+	ktap_check "rx-udp-merge: 4650 frames of 64 bytes to a UDP_GRO socket, merged, "\
+"complete and in order" \
 		eval 'PF_SINK_GRO=1 run 64 50 && grep -q "merged [1-9]" /tmp/sink.out'
-	ktap_check "rx-udp-merge: 1860 frames of 1400 bytes to a UDP_GRO socket, merged, complete and in order" \
+	ktap_check "rx-udp-merge: 1860 frames of 1400 bytes to a UDP_GRO socket, merged, "\
+"complete and in order" \
 		eval 'PF_SINK_GRO=1 run 1400 20 && grep -q "merged [1-9]" /tmp/sink.out'
-	ktap_check "rx-udp-merge: 1860 frames of 64 bytes to a plain socket, split again, complete and in order" \
+	ktap_check "rx-udp-merge: 1860 frames of 64 bytes to a plain socket, split again, "\
+"complete and in order" \
 		run 64 20
-	echo "# merged_skbs $(qs merged_skbs) merged_frames $(qs merged_frames) packets $(($(qs packets) - packets))"
+	echo "# merged_skbs $(qs merged_skbs) merged_frames $(qs merged_frames) "\
+"packets $(($(qs packets) - packets))"
 	merged_counted() {
 		[ "$(($(qs packets) - packets))" -eq 8370 ] && [ "$(qs merged_skbs)" -gt 0 ] &&
 			[ "$(qs merged_frames)" -ge $((2 * $(qs merged_skbs))) ] &&
 			[ "$(qs merged_frames)" -le 8370 ] && [ "$(qs bad_completions)" -eq 0 ]
 	}
-	ktap_check "rx-udp-merge: every frame counted once, merged skbs hold two or more" merged_counted
+	ktap_check "rx-udp-merge: every frame counted once, merged skbs hold two or more" \
+		merged_counted
 	merged=$(qs merged_frames)
 	ethtool -K "$dev" rx off
 	ktap_check "rx-udp-merge with rx checksumming off: 1550 frames, none merged" \

@@ -89,7 +89,8 @@ echo "# tx_timeouts $(es tx_timeouts) restarts $(es restarts) restarts_failed $(
 ktap_check "ip link set down completes" timeout 60 ip link set "$dev" down
 # The failed restart abandoned the buffers the dead device might still
 # write: they stay mapped for good (pf_rmmod_abandoned).
-ktap_check "rmmod completes (with the DMA-API debugging: the abandoned buffers, and no other error)" \
+ktap_check "rmmod completes (with the DMA-API debugging: the abandoned buffers, "\
+"and no other error)" \
 	pf_rmmod_abandoned "$bdf"
 probe_refused() {
 	pf_load "$ko" && [ ! -e "/sys/bus/pci/devices/$bdf/net" ] &&

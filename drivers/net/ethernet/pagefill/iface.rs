@@ -362,7 +362,8 @@ impl PagefillNetdev {
                 ));
             } else {
                 dev.err(format_args!(
-                    "the device did not come back from its reset ({e:?}): bus mastering off, its buffers abandoned"
+                    "the device did not come back from its reset ({e:?}): \
+                     bus mastering off, its buffers abandoned"
                 ));
             }
         }

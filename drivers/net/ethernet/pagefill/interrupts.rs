@@ -76,7 +76,8 @@ impl Poll for PagefillNetdev {
         q.rx_stats.publish(&rx.stats);
         if let Some(stream) = broken {
             dev.warn_ratelimited(format_args!(
-                "stream {}/{} stuck (starving with a buffer posted, its completions lost): resetting the device",
+                "stream {}/{} stuck (starving with a buffer posted, its completions lost): \
+                 resetting the device",
                 abi::stream_group(stream),
                 abi::stream_node(stream)
             ));

@@ -83,8 +83,9 @@ impl pci::Driver for PagefillDriver {
         pdev.set_master();
         dev_info!(
             pdev,
-            "pagefill NIC, interface {}.{}, node {}, MAC {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, \
-             {} groups x {} nodes, {} queues, buffers 2^{}..2^{}, {} Mb/s\n",
+            "pagefill NIC, interface {}.{}, node {}, \
+             MAC {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, {} groups x {} nodes, \
+             {} queues, buffers 2^{}..2^{}, {} Mb/s\n",
             abi::version_major(id.version),
             abi::version_minor(id.version),
             id.node,

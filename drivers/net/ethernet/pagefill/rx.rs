@@ -289,26 +289,28 @@ impl RxStats {
     }
 
     fn from_values(v: [u64; Self::FIELDS]) -> Self {
-        let [packets, bytes, dropped, bad, resync, starved, xon, alloc_failed, copybreak, frags, buf_alloc, buf_recycled, csum_unnecessary, csum_none, merged_skbs, merged_frames, bad_mail] =
-            v;
+        // The fields in the order of `values` (a struct expression
+        // evaluates its fields in the order written).
+        let mut v = v.into_iter();
+        let mut next = || v.next().unwrap_or(0);
         Self {
-            packets,
-            bytes,
-            dropped,
-            bad,
-            resync,
-            starved,
-            xon,
-            alloc_failed,
-            copybreak,
-            frags,
-            buf_alloc,
-            buf_recycled,
-            csum_unnecessary,
-            csum_none,
-            merged_skbs,
-            merged_frames,
-            bad_mail,
+            packets: next(),
+            bytes: next(),
+            dropped: next(),
+            bad: next(),
+            resync: next(),
+            starved: next(),
+            xon: next(),
+            alloc_failed: next(),
+            copybreak: next(),
+            frags: next(),
+            buf_alloc: next(),
+            buf_recycled: next(),
+            csum_unnecessary: next(),
+            csum_none: next(),
+            merged_skbs: next(),
+            merged_frames: next(),
+            bad_mail: next(),
         }
     }
 }

@@ -237,8 +237,8 @@ unsafe extern "C" fn poll<T: Poll>(
 /// through [`Self::poll_mut`] (inside a poll of `owner`, whose polls never
 /// overlap) and [`Self::stopped_mut`] (while `owner` is stopped under RTNL,
 /// so no poll runs and none can start: the owner refuses to start while
-/// such an access runs, and `busy` keeps two of them from overlapping). `owner` is only compared, never
-/// dereferenced.
+/// such an access runs, and `busy` keeps two of them from overlapping).
+/// `owner` is only compared, never dereferenced.
 pub struct NapiOwned<T> {
     value: UnsafeCell<T>,
     owner: AtomicPtr<Napi>,
