@@ -30,6 +30,10 @@ build() {
 		LLVM=1 O="$2/build" INSTALL_PATH="$2/install" -j"$(nproc)" install >"$2/build.log" 2>&1 ||
 		pf_log "some selftest helpers did not build (see $2/build.log)"
 }
+# One build at a time: two checkouts' runs share the folders.
+mkdir -p "$PF_CACHE/selftests"
+exec 9>"$PF_CACHE/selftests/.lock"
+flock 9
 if [ ! -e "$out/.complete" ]; then
 	pf_log "building the driver selftests of $(basename "$src")"
 	build "net/lib drivers/net drivers/net/hw" "$out"
