@@ -48,7 +48,9 @@ use crate::net::napi::{Napi, NapiOwned};
 use crate::net::netdev::{Device, Features, Operations, Rtnl};
 use crate::net::page_pool::PagePool;
 use crate::rings::{Rings, TX_SHIFT_DEFAULT};
-use crate::rx::{MailSlot, PublishedRxStats, RxConfig, RxOffloads, RxState, RxStats};
+use crate::rx::{RxConfig, RxOffloads, RxState};
+use crate::rx_mailbox::MailSlot;
+use crate::rx_stats::{PublishedRxStats, RxStats};
 use crate::tx::{TxState, TxStats};
 
 /// What ethtool sets; applied when the interface opens.

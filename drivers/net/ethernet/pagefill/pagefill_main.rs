@@ -34,7 +34,9 @@ mod ndo;
 mod net;
 mod rings;
 mod rx;
+mod rx_mailbox;
 mod rx_skb;
+mod rx_stats;
 mod tx;
 
 /// A bound pagefill NIC.

@@ -13,7 +13,9 @@
 //! is refilled ahead of need. So the pages pinned follow the streams that
 //! have sent since the group was joined, not the table's 31 nodes a group.
 //!
-//! The buffers that come back written are split into skbs in `rx_skb.rs`.
+//! The buffers that come back written are split into skbs in `rx_skb.rs`;
+//! group changes reach the state through `rx_mailbox.rs`, and its counters
+//! the statistics paths through `rx_stats.rs`.
 //!
 //! The buffers the device can hold (posted or being filled) are limited by
 //! the ring size (`ethtool -G rx`). An entry that cannot get a buffer within
@@ -21,18 +23,17 @@
 //! small ring makes streams starve (the device pauses their senders) but
 //! loses nothing.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-use kernel::{new_spinlock, prelude::*, sync::SpinLock};
+use kernel::prelude::*;
 
 use crate::abi::{self, rx_flags, rx_kind};
 use crate::hw::Quiesced;
-use crate::net::bh;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::{DevicePage, PagePool, PoolPage};
 use crate::rings::{RawCqe, Rings, MAX_JOINED};
+use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::Split;
+use crate::rx_stats::RxStats;
 
 /// Starvation reports in a row, with a buffer posted and no completion
 /// naming the stream, after which the stream is stuck. Races account for a
@@ -98,249 +99,6 @@ enum Proof {
     NeverTaken,
     /// The device was reset and not enabled since.
     Reset,
-}
-
-/// Group changes for one queue's NAPI, posted by whoever joins or leaves
-/// groups (process context, or another queue's poll), and a flag that lets
-/// a poll see without the lock that there is nothing to read.
-#[pin_data]
-pub(crate) struct MailSlot {
-    #[pin]
-    mail: SpinLock<Mailbox>,
-    /// Set under the lock by every post, cleared under it by the reader.
-    pending: AtomicBool,
-}
-
-impl MailSlot {
-    pub(crate) fn new() -> impl PinInit<Self> {
-        pin_init!(Self {
-            mail <- new_spinlock!(Mailbox::default()),
-            pending: AtomicBool::new(false),
-        })
-    }
-
-    /// Asks for `group` to be joined with node table `table`. Any context
-    /// but hard interrupts.
-    pub(crate) fn post_join(&self, table: usize, group: u16) {
-        self.post(|mail| mail.post_join(table, group));
-    }
-
-    /// Asks for `group`, joined with node table `table`, to be left. Any
-    /// context but hard interrupts.
-    pub(crate) fn post_leave(&self, table: usize, group: u16) {
-        self.post(|mail| mail.post_leave(table, group));
-    }
-
-    /// Forgets what was posted (the receive state starts anew).
-    pub(crate) fn clear(&self) {
-        bh::disabled(|| {
-            *self.mail.lock() = Mailbox::default();
-            self.pending.store(false, Ordering::Relaxed);
-        });
-    }
-
-    /// Changes the mail under its lock, with bottom halves off: the poll
-    /// that reads it runs in a softirq.
-    fn post(&self, f: impl FnOnce(&mut Mailbox)) {
-        bh::disabled(|| {
-            let mut mail = self.mail.lock();
-            f(&mut mail);
-            self.pending.store(true, Ordering::Release);
-        });
-    }
-
-    /// What was posted since the last call, if anything.
-    fn take(&self) -> Option<Mailbox> {
-        if !self.pending.load(Ordering::Acquire) {
-            return None;
-        }
-        let mut mail = self.mail.lock();
-        self.pending.store(false, Ordering::Relaxed);
-        Some(core::mem::take(&mut *mail))
-    }
-}
-
-/// The changes in a [`MailSlot`].
-pub(crate) struct Mailbox {
-    /// Tables whose group to join (bit per table).
-    join: u64,
-    /// Tables whose group to leave (bit per table).
-    leave: u64,
-    /// The group of each table named above.
-    group: [u16; MAX_JOINED],
-}
-
-impl Default for Mailbox {
-    fn default() -> Self {
-        Self {
-            join: 0,
-            leave: 0,
-            group: [0; MAX_JOINED],
-        }
-    }
-}
-
-impl Mailbox {
-    fn post_join(&mut self, table: usize, group: u16) {
-        if let Some(g) = self.group.get_mut(table) {
-            *g = group;
-            self.join |= 1 << table;
-        }
-    }
-
-    fn post_leave(&mut self, table: usize, group: u16) {
-        if let Some(g) = self.group.get_mut(table) {
-            *g = group;
-            self.leave |= 1 << table;
-        }
-    }
-
-    /// The (table, group) pairs of the tables in `mask`.
-    fn iter(&self, mask: u64) -> impl Iterator<Item = (usize, u16)> + '_ {
-        (0..MAX_JOINED)
-            .filter(move |t| mask & (1 << t) != 0)
-            .map(|t| (t, self.group[t]))
-    }
-}
-
-/// Receive counters.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct RxStats {
-    pub(crate) packets: u64,
-    pub(crate) bytes: u64,
-    /// Frames lost for want of an skb.
-    pub(crate) dropped: u64,
-    /// Completions or records that failed validation.
-    pub(crate) bad: u64,
-    /// Buffers taken back from a stream whose completion was lost: the
-    /// device reported the next one.
-    pub(crate) resync: u64,
-    pub(crate) starved: u64,
-    pub(crate) xon: u64,
-    pub(crate) alloc_failed: u64,
-    /// Frames copied whole into a small skb.
-    pub(crate) copybreak: u64,
-    /// Frames whose payload went up as a fragment of the buffer.
-    pub(crate) frags: u64,
-    /// Buffers taken from the pool and posted.
-    pub(crate) buf_alloc: u64,
-    /// Buffers handed back to the pool after their frames were split (they
-    /// recycle once the last skb holding a piece of them is freed).
-    pub(crate) buf_recycled: u64,
-    /// Frames whose checksum the device checked, handed up as such.
-    pub(crate) csum_unnecessary: u64,
-    /// Frames handed up for the stack to check: the device did not vouch
-    /// for them, or receive checksumming is off.
-    pub(crate) csum_none: u64,
-    /// Merged skbs handed up (`rx-udp-merge`), and the frames they hold
-    /// (counted in `packets`, in neither checksum count: they go up
-    /// `CHECKSUM_PARTIAL`).
-    pub(crate) merged_skbs: u64,
-    pub(crate) merged_frames: u64,
-    /// Group changes that made no sense (a driver bug: counted, ignored).
-    pub(crate) bad_mail: u64,
-}
-
-impl RxStats {
-    /// Counters in the structure.
-    const FIELDS: usize = 17;
-
-    /// Adds `o`'s counts to these.
-    pub(crate) fn add(&mut self, o: &Self) {
-        self.packets += o.packets;
-        self.bytes += o.bytes;
-        self.dropped += o.dropped;
-        self.bad += o.bad;
-        self.resync += o.resync;
-        self.starved += o.starved;
-        self.xon += o.xon;
-        self.alloc_failed += o.alloc_failed;
-        self.copybreak += o.copybreak;
-        self.frags += o.frags;
-        self.buf_alloc += o.buf_alloc;
-        self.buf_recycled += o.buf_recycled;
-        self.csum_unnecessary += o.csum_unnecessary;
-        self.csum_none += o.csum_none;
-        self.merged_skbs += o.merged_skbs;
-        self.merged_frames += o.merged_frames;
-        self.bad_mail += o.bad_mail;
-    }
-
-    fn values(&self) -> [u64; Self::FIELDS] {
-        [
-            self.packets,
-            self.bytes,
-            self.dropped,
-            self.bad,
-            self.resync,
-            self.starved,
-            self.xon,
-            self.alloc_failed,
-            self.copybreak,
-            self.frags,
-            self.buf_alloc,
-            self.buf_recycled,
-            self.csum_unnecessary,
-            self.csum_none,
-            self.merged_skbs,
-            self.merged_frames,
-            self.bad_mail,
-        ]
-    }
-
-    fn from_values(v: [u64; Self::FIELDS]) -> Self {
-        // The fields in the order of `values` (a struct expression
-        // evaluates its fields in the order written).
-        let mut v = v.into_iter();
-        let mut next = || v.next().unwrap_or(0);
-        Self {
-            packets: next(),
-            bytes: next(),
-            dropped: next(),
-            bad: next(),
-            resync: next(),
-            starved: next(),
-            xon: next(),
-            alloc_failed: next(),
-            copybreak: next(),
-            frags: next(),
-            buf_alloc: next(),
-            buf_recycled: next(),
-            csum_unnecessary: next(),
-            csum_none: next(),
-            merged_skbs: next(),
-            merged_frames: next(),
-            bad_mail: next(),
-        }
-    }
-}
-
-/// Receive counters as the statistics paths read them, without a lock:
-/// the queue's NAPI publishes its counters at the end of each poll (and
-/// teardown, with NAPI stopped, at the end of a run). One writer at a time;
-/// readers see each counter whole (64-bit loads: the driver is 64-bit only).
-pub(crate) struct PublishedRxStats([AtomicU64; RxStats::FIELDS]);
-
-impl PublishedRxStats {
-    pub(crate) fn new() -> Self {
-        Self([const { AtomicU64::new(0) }; RxStats::FIELDS])
-    }
-
-    /// Publishes `s`; called by the counters' one writer.
-    pub(crate) fn publish(&self, s: &RxStats) {
-        for (slot, v) in self.0.iter().zip(s.values()) {
-            slot.store(v, Ordering::Relaxed);
-        }
-    }
-
-    /// The counters as last published.
-    pub(crate) fn read(&self) -> RxStats {
-        let mut v = [0; RxStats::FIELDS];
-        for (o, slot) in v.iter_mut().zip(&self.0) {
-            *o = slot.load(Ordering::Relaxed);
-        }
-        RxStats::from_values(v)
-    }
 }
 
 /// The receive offloads in force for one poll.
@@ -619,10 +377,10 @@ impl RxState {
         let Some(mail) = mailbox.take() else {
             return;
         };
-        for (t, group) in mail.iter(mail.join) {
+        for (t, group) in mail.joins() {
             self.join(group, t);
         }
-        for (_, group) in mail.iter(mail.leave) {
+        for (_, group) in mail.leaves() {
             self.leave(group);
         }
     }
