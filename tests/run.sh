@@ -14,7 +14,10 @@
 # the driver, built in (scripts/in-tree.sh). The last two run the tests
 # that name them.
 # --full (not CI's: it takes hours) also runs the tests that name a flavour
-# in vm_full_flavours (the upstream driver selftests on the debug kernel).
+# in vm_full_flavours: on the debug kernel, the upstream driver selftests and
+# the tests that CI's time holds to the fast kernel (faults, allocfail,
+# surprise, cycles, ping, ping-viommu, rx-tiny-ring, rx-queues, fabric;
+# testbed.rst, "Time of each stage").
 # PAGEFILL_JOBS is how many VMs run side by side (default 1: on the
 # project's 2-core machines one VM under TCG, with its device model, keeps
 # both cores busy; two side by side took twice as long each). A test that
