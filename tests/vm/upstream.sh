@@ -60,12 +60,11 @@ cd "$pf_selftests/drivers/net" || exit 1
 # slower.
 limit=900
 [ "${PF_FLAVOUR:-}" != debug ] || limit=2700
-for t in "$@"; do
-	case $t in
-	*=*)
-		ktap_skip "upstream ${t%%=*}" "${t#*=}"
-		continue ;;
-	esac
+# run_test TEST: runs TEST, prints its output as comments, and leaves its
+# exit status in rc and its cases in /tmp/upstream.cases, one a line:
+# RESULT<tab>NAME<tab>REASON.
+run_test() {
+	t=$1
 	out=/tmp/upstream.out
 	dir=$(dirname "$t")
 	case $t in
@@ -87,7 +86,6 @@ for t in "$@"; do
 	esac
 	rc=$?
 	sed 's/^/# /' "$out"
-	# The cases, one a line: RESULT<tab>NAME<tab>REASON.
 	tab=$(printf '\t')
 	awk -v main="$(basename "$t" .py)" '
 		function strip(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
@@ -115,6 +113,28 @@ for t in "$@"; do
 			res = st == "OK" ? "pass" : st == "FAIL" ? "fail" : "skip"
 			flush(); pend = res "\t" strip(line); why = st == "XFAIL" ? "XFAIL" : ""; next
 		}' "$out" >/tmp/upstream.cases
+}
+
+# Tests whose cases give the other end a window shorter than a slow guest
+# under TCG may take (gro.py: GRO held 200 us between two segments;
+# hw/csum.py: a receiver up for one or two seconds) run once more when a
+# case failed: the second run's cases count, the first run's failures are
+# named in a comment.
+retry_once="gro.py hw/csum.py"
+for t in "$@"; do
+	case $t in
+	*=*)
+		ktap_skip "upstream ${t%%=*}" "${t#*=}"
+		continue ;;
+	esac
+	run_test "$t"
+	case " $retry_once " in
+	*" $t "*)
+		if grep -q '^fail' /tmp/upstream.cases; then
+			echo "# upstream $t: failed once, run again: $(grep '^fail' /tmp/upstream.cases | cut -f2 | paste -sd ' ' -)"
+			run_test "$t"
+		fi ;;
+	esac
 	failed_case=0
 	while IFS="$tab" read -r res name reason; do
 		case $res in
