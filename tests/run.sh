@@ -18,6 +18,9 @@
 # the tests that CI's time holds to the fast kernel (faults, allocfail,
 # surprise, cycles, ping, ping-viommu, rx-tiny-ring, rx-queues, fabric;
 # testbed.rst, "Time of each stage").
+# PAGEFILL_TESTS, for a developer's run, names the VM tests to run (e.g.
+# "rx groups-churn upstream"; default: all of them, and the VM runner's
+# self-test).
 # PAGEFILL_JOBS is how many VMs run side by side (default 1: on the
 # project's 2-core machines one VM under TCG, with its device model, keeps
 # both cores busy; two side by side took twice as long each). A test that
@@ -34,6 +37,7 @@ case "${1:-}" in
 *) echo "usage: tests/run.sh [--full]" >&2; exit 2 ;;
 esac
 flavours=${PAGEFILL_FLAVOURS:-fast debug debian intree}
+only_tests=${PAGEFILL_TESTS:-}
 jobs=${PAGEFILL_JOBS:-1}
 t_start=$SECONDS
 # Results and stage times go to files: the VM jobs run in worker
@@ -247,7 +251,7 @@ for f in $flavours; do
 done
 # The runner's self-test on the first flavour asked for.
 for f in $flavours; do
-	[ -n "${ko_of[$f]+set}" ] || continue
+	[ -n "${ko_of[$f]+set}" ] && [ -z "$only_tests" ] || continue
 	njobs=$((njobs + 1))
 	printf '%q ' run_selftest "$f" >"$work/jobs/$(printf '%05d-%03d' 0 "$njobs")"
 	break
@@ -263,6 +267,7 @@ for f in $order; do
 	shared_keys=()
 	for t in "$top"/tests/vm/*.test; do
 		name=$(basename "$t" .test)
+		[ -z "$only_tests" ] || [[ " $only_tests " =~ " $name " ]] || continue
 		# A .test file holds the vm-run options, the guest command line
 		# and, optionally, arguments after the module's path (vm_args, or
 		# vm_args_FLAVOUR for one flavour), the kernel flavours it runs

@@ -5,9 +5,7 @@
  * inline function, and kernel::bindings only carries the helpers of the
  * subsystems that have Rust abstractions upstream; networking has none yet.
  *
- * Each helper does nothing but call the inline it is named after, but for
- * the private area's layout and its restart work (pagefill_alloc_etherdev()
- * and the three after it).
+ * Each helper does nothing but call the inline it is named after.
  */
 #ifndef _PAGEFILL_HELPERS_H
 #define _PAGEFILL_HELPERS_H
@@ -47,19 +45,12 @@ enum pagefill_features {
 	PAGEFILL_F_GRO_FRAGLIST = 1 << 3,
 };
 
-/*
- * An Ethernet device with @data_size bytes of driver data, whose restart
- * work calls @restart (if not NULL) under RTNL while the device is up.
- */
-struct net_device *pagefill_alloc_etherdev(int data_size, unsigned int txqs,
-					   unsigned int rxqs,
-					   void (*restart)(struct net_device *dev));
-/* The driver data of a device from pagefill_alloc_etherdev(). */
+/* An Ethernet device with @priv_size bytes of private area. */
+struct net_device *pagefill_alloc_etherdev(int priv_size, unsigned int txqs,
+					   unsigned int rxqs);
+/* netdev_priv() of a device from pagefill_alloc_etherdev(). */
 void *pagefill_netdev_priv(const struct net_device *dev);
-/* Queues the restart work; false if it was queued already or there is none. */
-bool pagefill_schedule_restart(struct net_device *dev);
-/* Waits for a queued or running restart; call without RTNL. */
-void pagefill_cancel_restart(struct net_device *dev);
+bool pagefill_netif_running(const struct net_device *dev);
 enum pagefill_log_level {
 	PAGEFILL_LOG_ERR,
 	PAGEFILL_LOG_WARN_RATELIMITED,

@@ -6,8 +6,10 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <net/netdev_queues.h>
+#include <linux/workqueue.h>
 #include <net/page_pool/types.h>
 #include <pagefill/helpers.h>
 

@@ -11,77 +11,23 @@
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
-#include <linux/workqueue.h>
 #include <net/page_pool/helpers.h>
 #include <pagefill/helpers.h>
 
-/*
- * The private area of a pagefill net_device: this header, then the Rust
- * driver's data. The header holds the restart work, which the Rust layer
- * has no abstraction for yet (a work item embedded in a net_device).
- */
-struct pagefill_priv_hdr {
-	struct work_struct restart_work;
-	struct net_device *dev;
-	void (*restart)(struct net_device *dev);
-};
-
-/* Keeps the driver's data at netdev_priv()'s alignment. */
-#define PAGEFILL_PRIV_HDR_SIZE ALIGN(sizeof(struct pagefill_priv_hdr), NETDEV_ALIGN)
-
-static struct pagefill_priv_hdr *pagefill_priv_hdr(const struct net_device *dev)
+struct net_device *pagefill_alloc_etherdev(int priv_size, unsigned int txqs,
+					   unsigned int rxqs)
 {
-	return netdev_priv(dev);
-}
-
-/*
- * Runs the driver's restart under RTNL, which serialises it with open,
- * stop and the ethtool operations, and only while the interface is up:
- * a restart asked for before a stop has nothing left to do.
- */
-static void pagefill_restart_work(struct work_struct *work)
-{
-	struct pagefill_priv_hdr *hdr =
-		container_of(work, struct pagefill_priv_hdr, restart_work);
-
-	rtnl_lock();
-	if (netif_running(hdr->dev))
-		hdr->restart(hdr->dev);
-	rtnl_unlock();
-}
-
-struct net_device *pagefill_alloc_etherdev(int data_size, unsigned int txqs,
-					   unsigned int rxqs,
-					   void (*restart)(struct net_device *dev))
-{
-	struct pagefill_priv_hdr *hdr;
-	struct net_device *dev;
-
-	dev = alloc_etherdev_mqs(PAGEFILL_PRIV_HDR_SIZE + data_size, txqs, rxqs);
-	if (!dev)
-		return NULL;
-	hdr = pagefill_priv_hdr(dev);
-	INIT_WORK(&hdr->restart_work, pagefill_restart_work);
-	hdr->dev = dev;
-	hdr->restart = restart;
-	return dev;
+	return alloc_etherdev_mqs(priv_size, txqs, rxqs);
 }
 
 void *pagefill_netdev_priv(const struct net_device *dev)
 {
-	return (u8 *)netdev_priv(dev) + PAGEFILL_PRIV_HDR_SIZE;
+	return netdev_priv(dev);
 }
 
-bool pagefill_schedule_restart(struct net_device *dev)
+bool pagefill_netif_running(const struct net_device *dev)
 {
-	struct pagefill_priv_hdr *hdr = pagefill_priv_hdr(dev);
-
-	return hdr->restart && schedule_work(&hdr->restart_work);
-}
-
-void pagefill_cancel_restart(struct net_device *dev)
-{
-	cancel_work_sync(&pagefill_priv_hdr(dev)->restart_work);
+	return netif_running(dev);
 }
 
 void pagefill_netdev_log(struct net_device *dev, enum pagefill_log_level level,

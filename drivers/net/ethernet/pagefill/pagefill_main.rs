@@ -36,6 +36,7 @@ mod rings;
 mod rx;
 mod rx_mailbox;
 mod rx_skb;
+mod rx_slot;
 mod rx_stats;
 mod tx;
 
@@ -43,7 +44,7 @@ mod tx;
 struct PagefillDevice<'bound> {
     pdev: &'bound pci::Device,
     /// Dropped first: the interface frees its interrupts when it stops.
-    netdev: net::netdev::Registration<iface::PagefillNetdev>,
+    netdev: net::registration::Registration<iface::PagefillNetdev>,
     _vectors: pci::IrqVectorRegistration<'bound>,
 }
 
@@ -119,7 +120,7 @@ impl pci::Driver for PagefillDriver {
         // One queue pair per core by default, as other multi-queue NICs;
         // ethtool -L changes it.
         let queues = net::netdev::default_rss_queues().min(max_queues as u32);
-        let cfg = net::netdev::Config {
+        let cfg = net::registration::Config {
             tx_queues: max_queues as u32,
             rx_queues: max_queues as u32,
             real_queues: queues,
@@ -142,7 +143,7 @@ impl pci::Driver for PagefillDriver {
             link_mbps: id.link_mbps,
             node_id: id.node,
         });
-        let netdev = net::netdev::Registration::new(pdev.as_ref(), &cfg, data)?;
+        let netdev = net::registration::Registration::new(pdev.as_ref(), &cfg, data)?;
         Ok(PagefillDevice {
             pdev,
             netdev,

@@ -29,10 +29,11 @@ use crate::abi::{self, rx_flags, rx_kind};
 use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
-use crate::net::page_pool::{DevicePage, PagePool, PoolPage};
+use crate::net::page_pool::{PagePool, PoolPage};
 use crate::rings::{RawCqe, Rings, MAX_JOINED};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::Split;
+use crate::rx_slot::{Flushed, NotTaken, Slot};
 use crate::rx_stats::RxStats;
 
 /// Starvation reports in a row, with a buffer posted and no completion
@@ -40,28 +41,6 @@ use crate::rx_stats::RxStats;
 /// few (a report older than the post, one per doorbell in flight); a stuck
 /// stream gets there within milliseconds.
 const STUCK_STARVATIONS: u16 = 64;
-
-/// One source node's buffers in a joined group. Both are the device's: the
-/// driver takes one back only with the proof that the device is done with
-/// it (see [`Proof`]).
-#[derive(Default)]
-struct Slot {
-    /// Posted in the node table entry, the device's to take.
-    posted: Option<DevicePage>,
-    /// Taken by the device, being filled.
-    device: Option<DevicePage>,
-    /// `device` was taken as a starvation report counted (see
-    /// [`RxState::completion`]), which says the device is done with it:
-    /// unless a `DATA` completion names it, the group's `FLUSHED` marker
-    /// ends it as lost, not as held past the flush.
-    device_reported_done: bool,
-    /// Starvation reports answered with an XON while `posted` was in the
-    /// entry, since a completion last named the stream.
-    starved_posted: u16,
-    /// The device's count of buffers taken from the entry, as of the last
-    /// completion naming the stream.
-    taken: u32,
-}
 
 /// A joined group.
 struct Group {
@@ -80,25 +59,6 @@ struct Group {
     /// device's FLUSHED marker, which says that no completion of the group
     /// follows on this queue.
     leaving: bool,
-}
-
-/// Why the device is done with a buffer it owned: what [`RxState::reclaim`]
-/// needs to take it back. Each is made only where its evidence was checked.
-#[derive(Clone, Copy)]
-enum Proof {
-    /// A DATA completion named the buffer the device held for the stream:
-    /// the device wrote this many bytes and let go of it.
-    Written(usize),
-    /// The device reported a later take from the stream's entry (or a
-    /// starvation with nothing held) while holding this buffer: it closed
-    /// it with a completion that was lost, and let go.
-    Superseded,
-    /// Never published (the entry write failed), or taken back from an
-    /// entry that the device no longer reads (its group was flushed) and
-    /// that still held it.
-    NeverTaken,
-    /// The device was reset and not enabled since.
-    Reset,
 }
 
 /// The receive offloads in force for one poll.
@@ -139,17 +99,6 @@ impl RxConfig {
 fn counts_new_take(slot: &Slot, cqe: &RawCqe) -> bool {
     // Counts wrap: ahead by less than half the range.
     (cqe.taken.wrapping_sub(slot.taken) as i32) > 0
-}
-
-/// Whether a FLUSHED completion is the marker it must be: every field but
-/// its group and queue 0.
-fn is_marker(cqe: &RawCqe) -> bool {
-    cqe.addr == 0
-        && cqe.bytes == 0
-        && cqe.frames == 0
-        && cqe.node == 0
-        && cqe.flags == 0
-        && cqe.taken == 0
 }
 
 /// What the receive path owns while the interface is up.
@@ -246,15 +195,10 @@ impl RxState {
     /// Takes every buffer back from the device, which `_reset` proves was
     /// reset (so it holds none), and returns the pool for the caller to
     /// drop outside the lock (destroying a pool may sleep).
-    pub(crate) fn take(&mut self, _reset: &Quiesced) -> Option<PagePool> {
+    pub(crate) fn take(&mut self, reset: &Quiesced) -> Option<PagePool> {
         for mut g in core::mem::take(&mut self.groups) {
             for slot in g.slots.iter_mut() {
-                for buf in [slot.posted.take(), slot.device.take()]
-                    .into_iter()
-                    .flatten()
-                {
-                    drop(Self::reclaim(buf, Proof::Reset));
-                }
+                slot.reset(reset);
             }
         }
         self.split = None;
@@ -270,44 +214,13 @@ impl RxState {
     pub(crate) fn abandon(&mut self) -> Option<PagePool> {
         for mut g in core::mem::take(&mut self.groups) {
             for slot in g.slots.iter_mut() {
-                for buf in [slot.posted.take(), slot.device.take()]
-                    .into_iter()
-                    .flatten()
-                {
-                    buf.leak();
-                }
+                slot.abandon();
             }
         }
         self.split = None;
         self.retired = 0;
         self.outstanding = 0;
         self.pool.take()
-    }
-
-    /// Takes back a buffer the device owned, with `proof` that it is done
-    /// with it; its written bytes are synced for the CPU.
-    fn reclaim(buf: DevicePage, proof: Proof) -> PoolPage {
-        let written = match proof {
-            Proof::Written(bytes) => bytes,
-            Proof::Superseded | Proof::NeverTaken | Proof::Reset => 0,
-        };
-        // SAFETY: the device will not access the buffer again, by each
-        // proof and the device's interface (programming-interface.rst):
-        // - `Written`: a DATA completion named the buffer the device held
-        //   for the stream (the caller matched its address): the device
-        //   wrote it and holds no buffer of the stream after a DATA
-        //   completion but the next one taken from the entry;
-        // - `Superseded`: the device holds one buffer a stream at a time,
-        //   and it reported taking a later one, or a starvation (holding
-        //   none) after taking this one (its take count included the
-        //   take), or it reported such a starvation and then the group's
-        //   `FLUSHED` marker, before which every buffer it held came back;
-        // - `NeverTaken`: the entry never held the buffer, or the caller
-        //   cleared the entry after `GROUP_FLUSH`, after which the device
-        //   reads neither the group's master entry nor its node table;
-        // - `Reset`: a reset device holds no buffer and does no DMA until
-        //   it is enabled again, which the caller did not do.
-        unsafe { buf.reclaim(written) }
     }
 
     /// The source nodes of `group` whose streams the device steers to
@@ -446,13 +359,10 @@ impl RxState {
                 let g = &mut self.groups[gi];
                 let node = want.trailing_zeros() as usize;
                 g.waiting &= !(1 << node);
-                let buf = buf.post();
-                if rings.post(g.table, node, buf.dma_addr()).is_err() {
-                    drop(Self::reclaim(buf, Proof::NeverTaken));
+                let table = g.table;
+                if !g.slots[node].post(rings, table, node, buf) {
                     continue;
                 }
-                g.slots[node].posted = Some(buf);
-                g.slots[node].starved_posted = 0;
                 self.outstanding += 1;
                 self.stats.buf_alloc += 1;
                 if g.starved & (1 << node) != 0 {
@@ -534,7 +444,7 @@ impl RxState {
                 if nodes & bit == 0 {
                     continue;
                 }
-                if slot.posted.is_some() {
+                if slot.is_posted() {
                     g.xon |= bit;
                 } else {
                     g.starved |= bit;
@@ -570,16 +480,6 @@ impl RxState {
         }
     }
 
-    /// Whether the device took the buffer posted in `node`'s entry of
-    /// group `gi`, as a completion says: the take empties the entry (the
-    /// device swaps it with 0), and only the driver fills it. A device
-    /// that says so of a buffer still in the entry would have the driver
-    /// give it back to the pool while the device can still take it.
-    fn entry_taken(&self, rings: &Rings, gi: usize, node: usize) -> bool {
-        let g = &self.groups[gi];
-        g.slots[node].posted.is_some() && rings.entry(g.table, node).ok() == Some(0)
-    }
-
     /// Handles one completion.
     fn completion<T: Operations>(
         &mut self,
@@ -611,10 +511,9 @@ impl RxState {
         ) else {
             // A left group's marker names no stream: node 0 may be steered
             // elsewhere.
-            if cqe.kind == rx_kind::FLUSHED && cqe.queue == self.queue && is_marker(cqe) {
-                self.flushed(rings, cqe.group);
-            } else {
-                self.bad_completion();
+            match Flushed::check(cqe) {
+                Some(marker) if cqe.queue == self.queue => self.flushed(rings, cqe.group, &marker),
+                _ => self.bad_completion(),
             }
             return;
         };
@@ -622,40 +521,31 @@ impl RxState {
         match cqe.kind {
             rx_kind::CLAIM => {
                 let slot = &self.groups[gi].slots[node];
-                let posted = slot.posted.as_ref().map(DevicePage::dma_addr);
-                if posted != Some(cqe.addr)
+                // The device claims an entry only when it holds nothing.
+                if slot.posted_addr() != Some(cqe.addr)
                     || !counts_new_take(slot, cqe)
-                    || !self.entry_taken(rings, gi, node)
+                    || self.take_posted(rings, gi, node, false).is_err()
                 {
                     self.bad_completion();
                     return;
                 }
-                // The device claims an entry only when it holds nothing.
-                self.take_posted(gi, node);
                 self.groups[gi].slots[node].taken = cqe.taken;
             }
             rx_kind::DATA => {
                 let slot = &self.groups[gi].slots[node];
-                if slot.device.as_ref().map(DevicePage::dma_addr) != Some(cqe.addr) {
+                if slot.held_addr() != Some(cqe.addr) {
                     // The posted buffer, its CLAIM lost: the device must
                     // count its take, and have taken it.
-                    if slot.posted.as_ref().map(DevicePage::dma_addr) != Some(cqe.addr)
+                    if slot.posted_addr() != Some(cqe.addr)
                         || !counts_new_take(slot, cqe)
-                        || !self.entry_taken(rings, gi, node)
+                        || self.take_posted(rings, gi, node, false).is_err()
                     {
                         self.bad_completion();
                         return;
                     }
-                    self.take_posted(gi, node);
                 }
-                let next_taken = cqe.flags & rx_flags::NEXT_TAKEN != 0;
-                // The next buffer must have left the entry before the
-                // driver counts it as the device's.
-                let next_ok = !next_taken || self.entry_taken(rings, gi, node);
-                let slot = &mut self.groups[gi].slots[node];
-                slot.device_reported_done = false;
-                if let Some(buf) = slot.device.take() {
-                    let buf = Self::reclaim(buf, Proof::Written(cqe.bytes as usize));
+                let written = self.groups[gi].slots[node].complete(cqe.addr, cqe.bytes as usize);
+                if let Some(buf) = written {
                     self.outstanding = self.outstanding.saturating_sub(1);
                     self.stats.buf_recycled += 1;
                     self.split_on(
@@ -669,15 +559,14 @@ impl RxState {
                         },
                     );
                 }
-                let slot = &mut self.groups[gi].slots[node];
-                if next_taken {
-                    if next_ok {
-                        slot.device = slot.posted.take();
-                        slot.device_reported_done = false;
-                    } else {
-                        self.stats.bad += 1;
-                    }
+                // The next buffer must have left the entry before the
+                // driver counts it as the device's.
+                if cqe.flags & rx_flags::NEXT_TAKEN != 0
+                    && self.take_posted(rings, gi, node, false).is_err()
+                {
+                    self.stats.bad += 1;
                 }
+                let slot = &mut self.groups[gi].slots[node];
                 slot.starved_posted = 0;
                 slot.taken = cqe.taken;
                 if cqe.flags & rx_flags::STARVED != 0 {
@@ -693,12 +582,7 @@ impl RxState {
                 // one posted last (the only one posted since) was taken and
                 // written, and both completions naming it were lost. Unless
                 // it is still in the entry: then the count is a lie.
-                let taken_unseen = cqe.taken != slot.taken;
-                if taken_unseen && !self.entry_taken(rings, gi, node) {
-                    self.bad_completion();
-                    return;
-                }
-                if taken_unseen {
+                if cqe.taken != slot.taken {
                     // The entry being empty proves the take, not that it
                     // came before the report: a lie read late finds the
                     // entry as the truth would, the device having taken
@@ -707,16 +591,21 @@ impl RxState {
                     // completion, the next take or starvation, or the
                     // group's flush settles it; the one it held before
                     // goes back.
-                    self.take_posted(gi, node);
-                    self.groups[gi].slots[node].device_reported_done = true;
-                } else if let Some(held) = self.groups[gi].slots[node].device.take() {
+                    if self.take_posted(rings, gi, node, true).is_err() {
+                        self.bad_completion();
+                        return;
+                    }
+                } else if let Some(held) = self.groups[gi].slots[node].starved_holding_none(cqe) {
                     Self::recycle_lost(&mut self.outstanding, &mut self.stats, held);
                 }
                 self.groups[gi].slots[node].taken = cqe.taken;
                 self.starved(gi, node);
             }
-            rx_kind::FLUSHED if is_marker(cqe) => {
-                self.flushed(rings, cqe.group);
+            rx_kind::FLUSHED => {
+                match Flushed::check(cqe) {
+                    Some(marker) => self.flushed(rings, cqe.group, &marker),
+                    None => self.bad_completion(),
+                }
                 return;
             }
             _ => {
@@ -725,7 +614,7 @@ impl RxState {
             }
         }
         let g = &mut self.groups[gi];
-        if !g.leaving && g.slots[node].posted.is_none() && node != usize::from(self.own_node) {
+        if !g.leaving && !g.slots[node].is_posted() && node != usize::from(self.own_node) {
             g.waiting |= bit;
         }
     }
@@ -734,7 +623,7 @@ impl RxState {
     /// on this queue, and the device no longer reads its node table. The
     /// buffers still posted there come back, and the group goes. A group
     /// this queue is not leaving gets no marker.
-    fn flushed(&mut self, rings: &Rings, group: u16) {
+    fn flushed(&mut self, rings: &Rings, group: u16, marker: &Flushed) {
         let Some(gi) = self.groups.iter().position(|g| g.id == group && g.leaving) else {
             self.bad_completion();
             return;
@@ -742,36 +631,13 @@ impl RxState {
         let g = &mut self.groups[gi];
         let mut broken = false;
         for (node, slot) in g.slots.iter_mut().enumerate() {
-            if let Some(buf) = slot.posted.take() {
-                // Still in the entry: never taken, and now never will be.
-                let addr = buf.dma_addr();
-                if rings.entry(g.table, node).ok() == Some(addr)
-                    && rings.post(g.table, node, 0).is_ok()
-                {
-                    drop(Self::reclaim(buf, Proof::NeverTaken));
-                    self.outstanding = self.outstanding.saturating_sub(1);
-                } else {
-                    // Taken with no completion before the marker, which
-                    // ends them: the device may still write it.
-                    broken = true;
-                    buf.leak();
-                    self.outstanding = self.outstanding.saturating_sub(1);
-                }
+            let out = slot.flush(rings, g.table, node, marker);
+            self.outstanding = self.outstanding.saturating_sub(out.released);
+            if out.lost {
+                self.stats.buf_recycled += 1;
+                self.stats.resync += 1;
             }
-            if let Some(buf) = slot.device.take() {
-                if core::mem::take(&mut slot.device_reported_done) {
-                    // Taken as a starvation report said, done with then,
-                    // and no DATA completion named it before the marker
-                    // that ends the group: it was lost.
-                    Self::recycle_lost(&mut self.outstanding, &mut self.stats, buf);
-                } else {
-                    // Held past the flush that closes every stream: given
-                    // up, not recycled.
-                    broken = true;
-                    buf.leak();
-                    self.outstanding = self.outstanding.saturating_sub(1);
-                }
-            }
+            broken |= out.abandoned;
         }
         if broken {
             self.stats.bad += 1;
@@ -785,26 +651,39 @@ impl RxState {
         self.report_lost = true;
     }
 
-    /// The device reported the buffer posted in `node`'s entry of group `gi`
-    /// as taken: it becomes the device's. The device is then done with any
-    /// buffer it held before, whose completion was lost or failed
-    /// validation: that buffer goes back to the pool, its frames lost (the
-    /// bad completion was counted), and the stream carries on.
-    fn take_posted(&mut self, gi: usize, node: usize) {
-        let slot = &mut self.groups[gi].slots[node];
-        slot.starved_posted = 0;
-        slot.device_reported_done = false;
-        if let Some(old) = core::mem::replace(&mut slot.device, slot.posted.take()) {
+    /// The device reported taking the buffer posted in `node`'s entry of
+    /// group `gi` (and, with `reported_done`, being done with it: see
+    /// [`Slot::take_posted_reported_done`]): it becomes the device's if the
+    /// entry shows the take. The device is then done with any buffer it
+    /// held before, whose completion was lost or failed validation: that
+    /// buffer goes back to the pool, its frames lost (the bad completion was
+    /// counted), and the stream carries on.
+    fn take_posted(
+        &mut self,
+        rings: &Rings,
+        gi: usize,
+        node: usize,
+        reported_done: bool,
+    ) -> Result<(), NotTaken> {
+        let g = &mut self.groups[gi];
+        let slot = &mut g.slots[node];
+        let old = if reported_done {
+            slot.take_posted_reported_done(rings, g.table, node)?
+        } else {
+            slot.take_posted(rings, g.table, node)?
+        };
+        if let Some(old) = old {
             Self::recycle_lost(&mut self.outstanding, &mut self.stats, old);
         }
+        Ok(())
     }
 
     /// Returns a buffer the device is done with but whose completion was
     /// lost to the pool; its frames are lost (the bad completion was
     /// counted). `outstanding` and `stats` are the [`RxState`]'s own,
     /// apart so that a caller may hold one of its groups meanwhile.
-    fn recycle_lost(outstanding: &mut u32, stats: &mut RxStats, buf: DevicePage) {
-        drop(Self::reclaim(buf, Proof::Superseded));
+    fn recycle_lost(outstanding: &mut u32, stats: &mut RxStats, buf: PoolPage) {
+        drop(buf);
         *outstanding = outstanding.saturating_sub(1);
         stats.buf_recycled += 1;
         stats.resync += 1;
@@ -828,7 +707,7 @@ impl RxState {
         }
         let bit = 1 << node;
         let slot = &mut g.slots[node];
-        if slot.posted.is_none() {
+        if !slot.is_posted() {
             g.starved |= bit;
             return;
         }

@@ -10,4 +10,6 @@ pub(crate) mod irq;
 pub(crate) mod napi;
 pub(crate) mod netdev;
 pub(crate) mod page_pool;
+pub(crate) mod registration;
+pub(crate) mod restart;
 pub(crate) mod skb;

@@ -5,13 +5,14 @@
 //! C header: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h)
 //!
 //! A driver describes its `net_device_ops` with [`Operations`], and owns a
-//! registered device through [`Registration`], which keeps the driver's
+//! registered device through a [`Registration`], which keeps the driver's
 //! per-device data in the device's private area, initialised in place.
+//!
+//! [`Registration`]: super::registration::Registration
 
-use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
+use core::marker::PhantomData;
 
 use kernel::{
-    device::{self, Bound},
     error::{from_result, to_result},
     ffi::{c_char, c_int, c_uint, c_void},
     prelude::*,
@@ -20,6 +21,8 @@ use kernel::{
 
 use crate::ffi;
 use crate::net::napi::PollCtx;
+use crate::net::registration::Priv;
+use crate::net::restart::Restart;
 use crate::net::skb::SkBuff;
 
 /// Proof that the caller holds RTNL, the lock that serialises the
@@ -117,7 +120,7 @@ impl core::fmt::Write for LogLine {
 }
 
 /// `NETDEV_ALIGN`: the private area's alignment.
-const NETDEV_ALIGN: usize = 32;
+pub(super) const NETDEV_ALIGN: usize = 32;
 
 /// What `ndo_start_xmit` did with a frame.
 pub enum TxOutcome {
@@ -249,7 +252,7 @@ pub struct QueueStatsTx {
 }
 
 /// The `netdev_stat_ops` of `T`.
-struct StatOpsTable<T: Operations>(PhantomData<T>);
+pub(super) struct StatOpsTable<T: Operations>(PhantomData<T>);
 
 impl<T: Operations> StatOpsTable<T> {
     /// # Safety
@@ -307,7 +310,7 @@ impl<T: Operations> StatOpsTable<T> {
         tx.bytes = t.bytes;
     }
 
-    const TABLE: ffi::netdev_stat_ops = ffi::netdev_stat_ops {
+    pub(super) const TABLE: ffi::netdev_stat_ops = ffi::netdev_stat_ops {
         get_queue_stats_rx: Some(Self::rx),
         get_queue_stats_tx: Some(Self::tx),
         get_base_stats: Some(Self::base),
@@ -350,8 +353,9 @@ impl<T: Operations> McList<'_, T> {
 ///
 /// # Invariants
 ///
-/// The wrapped `net_device` was allocated by [`Registration::new`] for
-/// operations `T`, so its private area holds an initialised `T::Data`, and it
+/// The wrapped `net_device` was allocated by
+/// [`Registration::new`](super::registration::Registration::new) for
+/// operations `T`, so its private area holds an initialised `Priv<T>`, and it
 /// stays allocated for as long as a `&Device<T>` exists.
 #[repr(transparent)]
 pub struct Device<T: Operations>(Opaque<kernel::bindings::net_device>, PhantomData<T>);
@@ -359,7 +363,8 @@ pub struct Device<T: Operations>(Opaque<kernel::bindings::net_device>, PhantomDa
 impl<T: Operations> Device<T> {
     /// # Safety
     ///
-    /// `ptr` must be a `net_device` allocated by [`Registration::new`] for
+    /// `ptr` must be a `net_device` allocated by
+    /// [`Registration::new`](super::registration::Registration::new) for
     /// `T`, valid for `'a`.
     pub(crate) unsafe fn from_raw_ptr<'a>(ptr: *mut kernel::bindings::net_device) -> &'a Self {
         // SAFETY: as for `from_raw`.
@@ -369,7 +374,7 @@ impl<T: Operations> Device<T> {
     /// # Safety
     ///
     /// As for [`Self::from_raw_ptr`].
-    unsafe fn from_raw<'a>(ptr: *mut kernel::bindings::net_device) -> &'a Self {
+    pub(super) unsafe fn from_raw<'a>(ptr: *mut kernel::bindings::net_device) -> &'a Self {
         // SAFETY: `Device<T>` is a transparent wrapper of `net_device`; the
         // caller guarantees validity for `'a` and the type invariant.
         unsafe { &*ptr.cast() }
@@ -379,11 +384,22 @@ impl<T: Operations> Device<T> {
         self.0.get()
     }
 
+    /// The device's private area.
+    fn priv_area(&self) -> &Priv<T> {
+        // SAFETY: by the type invariant the private area holds an
+        // initialised `Priv<T>`, alive as long as the device.
+        unsafe { &*ffi::pagefill_netdev_priv(self.as_raw()).cast::<Priv<T>>() }
+    }
+
     /// The driver's data for this device.
     pub fn data(&self) -> &T::Data {
-        // SAFETY: by the type invariant the private area holds an
-        // initialised `T::Data`, alive as long as the device.
-        unsafe { &*ffi::pagefill_netdev_priv(self.as_raw()).cast::<T::Data>() }
+        &self.priv_area().data
+    }
+
+    /// Whether the interface is up (`netif_running`).
+    pub fn is_running(&self) -> bool {
+        // SAFETY: the device is valid (type invariant).
+        unsafe { ffi::pagefill_netif_running(self.as_raw()) }
     }
 
     /// Tells the stack the link is up.
@@ -522,19 +538,21 @@ impl<T: Operations> Device<T> {
     /// Asks for [`Operations::restart`] in process context, from any
     /// context; false if a restart is already pending or `T` has none.
     pub fn schedule_restart(&self) -> bool {
-        // SAFETY: the device is valid (type invariant) and was allocated by
-        // `pagefill_alloc_etherdev` (by `Registration::new`).
-        unsafe { ffi::pagefill_schedule_restart(self.as_raw()) }
+        self.priv_area()
+            .restart
+            .as_ref()
+            .is_some_and(Restart::schedule)
     }
 }
 
 /// The `net_device_ops` table of `T`.
-struct OpsTable<T: Operations>(PhantomData<T>);
+pub(super) struct OpsTable<T: Operations>(PhantomData<T>);
 
 impl<T: Operations> OpsTable<T> {
     /// # Safety
     ///
-    /// `dev` must be a device registered by [`Registration::new`] for `T`.
+    /// `dev` must be a device registered by
+    /// [`Registration::new`](super::registration::Registration::new) for `T`.
     unsafe extern "C" fn open(dev: *mut kernel::bindings::net_device) -> c_int {
         // SAFETY: the stack calls `ndo_open` with a registered device,
         // under RTNL.
@@ -634,21 +652,7 @@ impl<T: Operations> OpsTable<T> {
         T::tx_timeout(dev, queue);
     }
 
-    /// # Safety
-    ///
-    /// `dev` must be a device registered by [`Registration::new`] for `T`,
-    /// with RTNL held.
-    unsafe extern "C" fn restart(dev: *mut kernel::bindings::net_device) {
-        // SAFETY: the restart work runs for a device of `T` that
-        // `Registration::drop` has not freed yet (it cancels the work
-        // first), under RTNL.
-        let (dev, rtnl) = unsafe { (Device::<T>::from_raw(dev), Rtnl::assume_held()) };
-        if let Err(e) = T::restart(dev, &rtnl) {
-            pr_err!("restart failed: {:?}\n", e);
-        }
-    }
-
-    const TABLE: ffi::net_device_ops = ffi::net_device_ops {
+    pub(super) const TABLE: ffi::net_device_ops = ffi::net_device_ops {
         ndo_tx_timeout: if T::HAS_TX_TIMEOUT {
             Some(Self::tx_timeout)
         } else {
@@ -687,31 +691,9 @@ pub fn default_rss_queues() -> u32 {
     u32::try_from(n).unwrap_or(1).max(1)
 }
 
-/// Parameters of a new Ethernet device.
-pub struct Config {
-    /// Transmit queues.
-    pub tx_queues: u32,
-    /// Receive queues.
-    pub rx_queues: u32,
-    /// Transmit and receive queues in use at registration (at most
-    /// `tx_queues` and `rx_queues`).
-    pub real_queues: u32,
-    /// Its MAC address.
-    pub mac: [u8; 6],
-    /// MTU at registration.
-    pub mtu: u32,
-    /// Smallest MTU the device accepts.
-    pub min_mtu: u32,
-    /// Largest MTU the device accepts.
-    pub max_mtu: u32,
-    /// Offloads the device offers, on at registration (the user may turn
-    /// each off with `ethtool -K`).
-    pub features: Features,
-}
-
 /// Offloads a device offers, as `NETIF_F_*` flags.
 #[derive(Clone, Copy, Default, Debug)]
-pub struct Features(u32);
+pub struct Features(pub(super) u32);
 
 impl Features {
     /// None.
@@ -734,153 +716,5 @@ impl Features {
     /// Whether every feature of `o` is in this set.
     pub const fn contains(self, o: Self) -> bool {
         self.0 & o.0 == o.0
-    }
-}
-
-/// A registered Ethernet device with operations `T`; unregistered and freed
-/// on drop. It starts with no carrier.
-///
-/// # Invariants
-///
-/// `dev` is a registered `net_device` allocated by `pagefill_alloc_etherdev` with
-/// room for a `T::Data` in its private area, which holds an initialised
-/// value until drop.
-pub struct Registration<T: Operations> {
-    dev: NonNull<kernel::bindings::net_device>,
-    _t: PhantomData<T>,
-}
-
-// SAFETY: the registration only unregisters and frees the device, which the
-// networking core allows from any thread; `T::Data` is `Send + Sync`.
-unsafe impl<T: Operations> Send for Registration<T> {}
-// SAFETY: shared references only give out `&Device<T>`, whose methods are
-// safe from any thread.
-unsafe impl<T: Operations> Sync for Registration<T> {}
-
-impl<T: Operations> Registration<T> {
-    /// Allocates an Ethernet device under `parent`, initialises the driver's
-    /// data in place and registers the device.
-    pub fn new(
-        parent: &device::Device<Bound>,
-        cfg: &Config,
-        data: impl PinInit<T::Data, Error>,
-    ) -> Result<Self> {
-        const { assert!(core::mem::align_of::<T::Data>() <= NETDEV_ALIGN) };
-        let ops: &'static ffi::net_device_ops = &OpsTable::<T>::TABLE;
-        let restart: Option<unsafe extern "C" fn(*mut kernel::bindings::net_device)> =
-            if T::HAS_RESTART {
-                Some(OpsTable::<T>::restart)
-            } else {
-                None
-            };
-        // SAFETY: plain allocation, the result checked; `restart` may be
-        // called with the device once registered (its safety condition).
-        let raw = unsafe {
-            ffi::pagefill_alloc_etherdev(
-                size_of::<T::Data>() as c_int,
-                cfg.tx_queues,
-                cfg.rx_queues,
-                restart,
-            )
-        };
-        let dev = NonNull::new(raw).ok_or(ENOMEM)?;
-        // SAFETY: the private area is `size_of::<T::Data>()` bytes aligned to
-        // NETDEV_ALIGN (checked above against `T::Data`'s alignment).
-        let priv_ptr = unsafe { ffi::pagefill_netdev_priv(raw) }.cast::<T::Data>();
-        // SAFETY: `priv_ptr` is valid for writes of a `T::Data` and never
-        // moves (the device does not move); on failure nothing was
-        // initialised.
-        if let Err(e) = unsafe { data.__init(priv_ptr) } {
-            // SAFETY: `raw` was allocated above and never registered.
-            unsafe { ffi::free_netdev(raw) };
-            return Err(e);
-        }
-        // `device::Device` is `#[repr(transparent)]` over `bindings::device`.
-        let parent_raw = core::ptr::from_ref(parent)
-            .cast::<kernel::bindings::device>()
-            .cast_mut();
-        // SAFETY: `raw` is a valid, unregistered device that we own;
-        // `parent` is a bound device that outlives the registration (the
-        // driver drops it at unbind at the latest); `ops` is static and `mac`
-        // is read during the call only.
-        unsafe {
-            ffi::pagefill_netdev_setup(
-                raw,
-                parent_raw,
-                ops,
-                T::ETHTOOL.map_or(core::ptr::null(), |e| core::ptr::from_ref(e).cast()),
-                if T::HAS_QUEUE_STATS_RX {
-                    core::ptr::from_ref(&StatOpsTable::<T>::TABLE)
-                } else {
-                    core::ptr::null()
-                },
-                cfg.features.0,
-                cfg.mac.as_ptr(),
-                cfg.mtu,
-                cfg.min_mtu,
-                cfg.max_mtu,
-            )
-        };
-        // A new interface has no carrier until the driver says the link is up.
-        // SAFETY: the device is valid and not registered yet.
-        unsafe { ffi::netif_carrier_off(raw) };
-        // SAFETY: the device is valid and not registered yet (so RTNL is not
-        // needed); the counts are checked against its queues by the callee.
-        let queues = to_result(unsafe {
-            ffi::netif_set_real_num_queues(raw, cfg.real_queues, cfg.real_queues)
-        });
-        let registered = queues.and_then(|()| {
-            // SAFETY: the device is fully set up and not registered yet.
-            to_result(unsafe { ffi::register_netdev(raw) })
-        });
-        if let Err(e) = registered {
-            // SAFETY: registration failed: drop the data we initialised and
-            // free the device, which nobody else can reach.
-            unsafe {
-                core::ptr::drop_in_place(priv_ptr);
-                ffi::free_netdev(raw);
-            }
-            return Err(e);
-        }
-        // INVARIANT: allocated with room for `T::Data`, initialised and
-        // registered above.
-        Ok(Self {
-            dev,
-            _t: PhantomData,
-        })
-    }
-
-    /// The registered device.
-    pub fn device(&self) -> &Device<T> {
-        // SAFETY: by the type invariant the device is registered for `T` and
-        // lives as long as `self`.
-        unsafe { Device::from_raw(self.dev.as_ptr()) }
-    }
-}
-
-impl<T: Operations> Drop for Registration<T> {
-    fn drop(&mut self) {
-        let raw = self.dev.as_ptr();
-        // SAFETY: the device is registered (type invariant). Unregistering
-        // stops it (ndo_stop) and waits until no operation runs; a restart
-        // queued meanwhile finds it down and is waited for.
-        unsafe {
-            ffi::unregister_netdev(raw);
-            ffi::pagefill_cancel_restart(raw);
-        }
-        // A NAPI instance still added to the device may still poll, with a
-        // reference to the data: a driver whose `stop` left one gets its
-        // data and device leaked (and a warning), not freed under a poll.
-        // SAFETY: the device is valid until freed below.
-        if unsafe { ffi::pagefill_netdev_has_napi(raw) } {
-            kernel::warn_on!(true);
-            return;
-        }
-        // SAFETY: unregistered, nothing polls and no operation runs: the
-        // data can be dropped, and the device freed.
-        unsafe {
-            core::ptr::drop_in_place(ffi::pagefill_netdev_priv(raw).cast::<T::Data>());
-            ffi::free_netdev(raw);
-        }
     }
 }
