@@ -67,18 +67,71 @@ pub(crate) struct TxDesc {
 }
 
 /// A completion entry as read from the ring, not yet validated.
+///
+/// # Invariants
+///
+/// Made only by [`QueueRings::cq_read`]: its fields are what the device
+/// wrote in a completion entry (copies of one read value may be kept). The
+/// receive path takes buffers back from the device on its evidence
+/// (`rx_slot.rs`), so no other code can make one up.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RawCqe {
-    pub(crate) addr: u64,
-    pub(crate) bytes: u32,
-    pub(crate) frames: u16,
-    pub(crate) group: u16,
-    pub(crate) node: u8,
-    pub(crate) queue: u8,
-    pub(crate) kind: u8,
-    pub(crate) flags: u8,
+    addr: u64,
+    bytes: u32,
+    frames: u16,
+    group: u16,
+    node: u8,
+    queue: u8,
+    kind: u8,
+    flags: u8,
+    taken: u32,
+}
+
+impl RawCqe {
+    /// The bus address of the buffer the completion names.
+    pub(crate) fn addr(&self) -> u64 {
+        self.addr
+    }
+
+    /// Bytes the device wrote in the buffer.
+    pub(crate) fn bytes(&self) -> u32 {
+        self.bytes
+    }
+
+    /// Frame records the device wrote in the buffer.
+    pub(crate) fn frames(&self) -> u16 {
+        self.frames
+    }
+
+    /// The stream's group.
+    pub(crate) fn group(&self) -> u16 {
+        self.group
+    }
+
+    /// The stream's source node.
+    pub(crate) fn node(&self) -> u8 {
+        self.node
+    }
+
+    /// The queue the device wrote the completion for.
+    pub(crate) fn queue(&self) -> u8 {
+        self.queue
+    }
+
+    /// What the completion reports ([`abi::rx_kind`]).
+    pub(crate) fn kind(&self) -> u8 {
+        self.kind
+    }
+
+    /// [`abi::rx_flags`].
+    pub(crate) fn flags(&self) -> u8 {
+        self.flags
+    }
+
     /// Buffers the device took from the stream's entry so far.
-    pub(crate) taken: u32,
+    pub(crate) fn taken(&self) -> u32 {
+        self.taken
+    }
 }
 
 impl QueueRings {
@@ -122,6 +175,7 @@ impl QueueRings {
         let w0 = u64::from_le(io_read!(&self.cq, [try: base]));
         let w1 = u64::from_le(io_read!(&self.cq, [try: base + 1]));
         let w2 = u64::from_le(io_read!(&self.cq, [try: base + 2]));
+        // INVARIANT: the fields of the entry the device wrote.
         Ok(RawCqe {
             addr: w0,
             bytes: w1 as u32,

@@ -98,7 +98,7 @@ impl RxConfig {
 /// the same address, still holding the frames it was split into.
 fn counts_new_take(slot: &Slot, cqe: &RawCqe) -> bool {
     // Counts wrap: ahead by less than half the range.
-    (cqe.taken.wrapping_sub(slot.taken) as i32) > 0
+    (cqe.taken().wrapping_sub(slot.taken()) as i32) > 0
 }
 
 /// What the receive path owns while the interface is up.
@@ -489,54 +489,54 @@ impl RxState {
         mailbox: &MailSlot,
         cqe: &RawCqe,
     ) {
-        let node = usize::from(cqe.node);
+        let node = usize::from(cqe.node());
         // A group joined or left since this poll read its mail is in the
         // mailbox: the join or leave was posted before the master entry
         // changed, and so before the device could name the group.
         let known = |this: &Self| {
             this.groups
                 .iter()
-                .any(|g| g.id == cqe.group && (cqe.kind != rx_kind::FLUSHED || g.leaving))
+                .any(|g| g.id == cqe.group() && (cqe.kind() != rx_kind::FLUSHED || g.leaving))
         };
         if !known(self) {
             self.read_mail(mailbox);
         }
-        let gi = self.groups.iter().position(|g| g.id == cqe.group);
+        let gi = self.groups.iter().position(|g| g.id == cqe.group());
         // The stream must be one the device steers to this queue.
-        let steered = abi::stream_queue(cqe.group, cqe.node, self.num_queues);
+        let steered = abi::stream_queue(cqe.group(), cqe.node(), self.num_queues);
         let (Some(gi), true, true) = (
             gi,
             node < abi::MAX_NODES,
-            cqe.queue == self.queue && steered == u32::from(self.queue),
+            cqe.queue() == self.queue && steered == u32::from(self.queue),
         ) else {
             // A left group's marker names no stream: node 0 may be steered
             // elsewhere.
             match Flushed::check(cqe) {
-                Some(marker) if cqe.queue == self.queue => self.flushed(rings, cqe.group, &marker),
+                Some(marker) if cqe.queue() == self.queue => self.flushed(rings, &marker),
                 _ => self.bad_completion(),
             }
             return;
         };
         let bit = 1u32 << node;
-        match cqe.kind {
+        match cqe.kind() {
             rx_kind::CLAIM => {
                 let slot = &self.groups[gi].slots[node];
                 // The device claims an entry only when it holds nothing.
-                if slot.posted_addr() != Some(cqe.addr)
+                if slot.posted_addr() != Some(cqe.addr())
                     || !counts_new_take(slot, cqe)
                     || self.take_posted(rings, gi, node, false).is_err()
                 {
                     self.bad_completion();
                     return;
                 }
-                self.groups[gi].slots[node].taken = cqe.taken;
+                self.groups[gi].slots[node].record_taken(cqe);
             }
             rx_kind::DATA => {
                 let slot = &self.groups[gi].slots[node];
-                if slot.held_addr() != Some(cqe.addr) {
+                if slot.held_addr() != Some(cqe.addr()) {
                     // The posted buffer, its CLAIM lost: the device must
                     // count its take, and have taken it.
-                    if slot.posted_addr() != Some(cqe.addr)
+                    if slot.posted_addr() != Some(cqe.addr())
                         || !counts_new_take(slot, cqe)
                         || self.take_posted(rings, gi, node, false).is_err()
                     {
@@ -544,7 +544,7 @@ impl RxState {
                         return;
                     }
                 }
-                let written = self.groups[gi].slots[node].complete(cqe.addr, cqe.bytes as usize);
+                let written = self.groups[gi].slots[node].complete(cqe);
                 if let Some(buf) = written {
                     self.outstanding = self.outstanding.saturating_sub(1);
                     self.stats.buf_recycled += 1;
@@ -561,15 +561,15 @@ impl RxState {
                 }
                 // The next buffer must have left the entry before the
                 // driver counts it as the device's.
-                if cqe.flags & rx_flags::NEXT_TAKEN != 0
+                if cqe.flags() & rx_flags::NEXT_TAKEN != 0
                     && self.take_posted(rings, gi, node, false).is_err()
                 {
                     self.stats.bad += 1;
                 }
                 let slot = &mut self.groups[gi].slots[node];
                 slot.starved_posted = 0;
-                slot.taken = cqe.taken;
-                if cqe.flags & rx_flags::STARVED != 0 {
+                slot.record_taken(cqe);
+                if cqe.flags() & rx_flags::STARVED != 0 {
                     self.starved(gi, node);
                 }
             }
@@ -582,7 +582,7 @@ impl RxState {
                 // one posted last (the only one posted since) was taken and
                 // written, and both completions naming it were lost. Unless
                 // it is still in the entry: then the count is a lie.
-                if cqe.taken != slot.taken {
+                if cqe.taken() != slot.taken() {
                     // The entry being empty proves the take, not that it
                     // came before the report: a lie read late finds the
                     // entry as the truth would, the device having taken
@@ -598,12 +598,12 @@ impl RxState {
                 } else if let Some(held) = self.groups[gi].slots[node].starved_holding_none(cqe) {
                     Self::recycle_lost(&mut self.outstanding, &mut self.stats, held);
                 }
-                self.groups[gi].slots[node].taken = cqe.taken;
+                self.groups[gi].slots[node].record_taken(cqe);
                 self.starved(gi, node);
             }
             rx_kind::FLUSHED => {
                 match Flushed::check(cqe) {
-                    Some(marker) => self.flushed(rings, cqe.group, &marker),
+                    Some(marker) => self.flushed(rings, &marker),
                     None => self.bad_completion(),
                 }
                 return;
@@ -623,7 +623,8 @@ impl RxState {
     /// on this queue, and the device no longer reads its node table. The
     /// buffers still posted there come back, and the group goes. A group
     /// this queue is not leaving gets no marker.
-    fn flushed(&mut self, rings: &Rings, group: u16, marker: &Flushed) {
+    fn flushed(&mut self, rings: &Rings, marker: &Flushed) {
+        let group = marker.group();
         let Some(gi) = self.groups.iter().position(|g| g.id == group && g.leaving) else {
             self.bad_completion();
             return;

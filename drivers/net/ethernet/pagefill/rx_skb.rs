@@ -96,7 +96,7 @@ impl RxState {
         ctx: &PollCtx<'_>,
         mut sp: Split,
     ) {
-        let bytes = sp.cqe.bytes as usize;
+        let bytes = sp.cqe.bytes() as usize;
         if bytes > sp.buf.len() {
             self.stats.bad += 1;
             return;
@@ -150,7 +150,7 @@ impl RxState {
             }
             off = rec.next();
         }
-        if frames != sp.cqe.frames || off != bytes {
+        if frames != sp.cqe.frames() || off != bytes {
             self.stats.bad += 1;
         }
         // `sp.buf`'s reference goes back to the pool here; fragments keep

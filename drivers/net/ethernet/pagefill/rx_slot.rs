@@ -35,6 +35,11 @@ enum Proof {
     /// with no take since: either way it closed this buffer with a
     /// completion that was lost, and let go.
     Superseded,
+    /// A starvation report counted the take of this buffer (so the device
+    /// was done with it), no DATA completion named it, and then the group's
+    /// `FLUSHED` marker came, before which every buffer the device held of
+    /// the group came back.
+    ReportedThenFlushed,
     /// Never published (the entry write failed), or taken back from an
     /// entry that still held it after its group's `FLUSHED` marker, after
     /// which the device reads neither the group's master entry nor its
@@ -49,7 +54,7 @@ enum Proof {
 fn reclaim(buf: DevicePage, proof: Proof) -> PoolPage {
     let written = match proof {
         Proof::Written(bytes) => bytes,
-        Proof::Superseded | Proof::NeverTaken | Proof::Reset => 0,
+        Proof::Superseded | Proof::ReportedThenFlushed | Proof::NeverTaken | Proof::Reset => 0,
     };
     // SAFETY: the device will not access the buffer again, by each proof
     // (checked where it was made: `Proof`'s invariant) and the device's
@@ -60,6 +65,9 @@ fn reclaim(buf: DevicePage, proof: Proof) -> PoolPage {
     // - `Superseded`: the device holds one buffer a stream at a time, and
     //   it took a later one from the entry, or reported a starvation
     //   (holding none) with no take since this one;
+    // - `ReportedThenFlushed`: the device reported being done with it (the
+    //   starvation report that counted its take), and whatever it held of
+    //   the group came back before the group's `FLUSHED` marker;
     // - `NeverTaken`: the entry never held the buffer, or it still held it
     //   after `GROUP_FLUSH` and was cleared, and the device reads neither
     //   the group's master entry nor its node table after the flush;
@@ -74,23 +82,31 @@ fn reclaim(buf: DevicePage, proof: Proof) -> PoolPage {
 ///
 /// # Invariants
 ///
-/// Made only by [`Flushed::check`] from a completion that is such a marker.
-pub(crate) struct Flushed(());
+/// Made only by [`Flushed::check`] from a completion that is such a marker,
+/// for group `group`.
+pub(crate) struct Flushed {
+    group: u16,
+}
 
 impl Flushed {
     /// The marker, if `cqe` is one: kind `FLUSHED`, every field but its
     /// group and queue 0. (Whether the queue is leaving the group is the
     /// caller's to check.)
     pub(crate) fn check(cqe: &RawCqe) -> Option<Self> {
-        let marker = cqe.kind == rx_kind::FLUSHED
-            && cqe.addr == 0
-            && cqe.bytes == 0
-            && cqe.frames == 0
-            && cqe.node == 0
-            && cqe.flags == 0
-            && cqe.taken == 0;
+        let marker = cqe.kind() == rx_kind::FLUSHED
+            && cqe.addr() == 0
+            && cqe.bytes() == 0
+            && cqe.frames() == 0
+            && cqe.node() == 0
+            && cqe.flags() == 0
+            && cqe.taken() == 0;
         // INVARIANT: checked just above.
-        marker.then_some(Self(()))
+        marker.then_some(Self { group: cqe.group() })
+    }
+
+    /// The group the marker ends.
+    pub(crate) fn group(&self) -> u16 {
+        self.group
     }
 }
 
@@ -129,11 +145,23 @@ pub(crate) struct Slot {
     /// since a completion last named the stream.
     pub(crate) starved_posted: u16,
     /// The device's count of buffers taken from the entry, as of the last
-    /// completion naming the stream.
-    pub(crate) taken: u32,
+    /// completion naming the stream (see [`Self::record_taken`]).
+    taken: u32,
 }
 
 impl Slot {
+    /// The device's count of takes from the entry, as of the last
+    /// completion naming the stream.
+    pub(crate) fn taken(&self) -> u32 {
+        self.taken
+    }
+
+    /// A completion naming the stream was handled: its take count is the
+    /// one to compare the next with.
+    pub(crate) fn record_taken(&mut self, cqe: &RawCqe) {
+        self.taken = cqe.taken();
+    }
+
     /// Whether a buffer is posted in the entry.
     pub(crate) fn is_posted(&self) -> bool {
         self.posted.is_some()
@@ -203,25 +231,26 @@ impl Slot {
         Ok(old)
     }
 
-    /// A DATA completion for the stream named `addr` and `bytes` written:
-    /// the buffer the device held, if it is the one named, comes back with
-    /// those bytes synced for the CPU.
-    pub(crate) fn complete(&mut self, addr: u64, bytes: usize) -> Option<PoolPage> {
-        if self.held_addr() != Some(addr) {
+    /// A DATA completion for the stream: the buffer the device held, if
+    /// it is the one the completion names, comes back with the bytes the
+    /// device wrote synced for the CPU.
+    pub(crate) fn complete(&mut self, cqe: &RawCqe) -> Option<PoolPage> {
+        if cqe.kind() != rx_kind::DATA || self.held_addr() != Some(cqe.addr()) {
             return None;
         }
         self.device_reported_done = false;
+        let written = cqe.bytes() as usize;
         self.device
             .take()
-            .map(|buf| reclaim(buf, Proof::Written(bytes)))
+            .map(|buf| reclaim(buf, Proof::Written(written)))
     }
 
     /// A STARVED report with no take since the last completion naming the
-    /// stream (`cqe.taken` equals the count): the device holds no buffer of
+    /// stream (`cqe.taken()` equals the count): the device holds no buffer of
     /// the stream, so one it held closed with a completion that was lost,
     /// and comes back (its frames lost). Nothing for another report.
     pub(crate) fn starved_holding_none(&mut self, cqe: &RawCqe) -> Option<PoolPage> {
-        if cqe.kind != rx_kind::STARVED || cqe.taken != self.taken {
+        if cqe.kind() != rx_kind::STARVED || cqe.taken() != self.taken {
             return None;
         }
         self.device
@@ -262,7 +291,7 @@ impl Slot {
                 // DATA completion named it before the marker that ends the
                 // group.
                 out.lost = true;
-                drop(reclaim(buf, Proof::Superseded));
+                drop(reclaim(buf, Proof::ReportedThenFlushed));
             } else {
                 // Held past the flush that closes every stream.
                 out.abandoned = true;

@@ -95,7 +95,7 @@ impl<T: Operations> Registration<T> {
         let dev = NonNull::new(raw).ok_or(ENOMEM)?;
         let restart = if T::HAS_RESTART {
             // SAFETY: `dev` was allocated for `T` here; its registration
-            // cancels the work before it frees it (`Self::destroy`).
+            // disables the work before it frees it (`Self::destroy`).
             match unsafe { Restart::new(dev) } {
                 Ok(restart) => Some(restart),
                 Err(e) => {
@@ -200,7 +200,7 @@ impl<T: Operations> Registration<T> {
         let priv_ptr = unsafe { ffi::pagefill_netdev_priv(raw) }.cast::<Priv<T>>();
         // SAFETY: as above; only shared references are made until the drop.
         if let Some(restart) = unsafe { &(*priv_ptr).restart } {
-            Restart::<T>::cancel_sync(restart);
+            Restart::<T>::disable_sync(restart);
         }
         // A NAPI instance still added to the device may still poll, with a
         // reference to the data: a driver whose `stop` left one gets its

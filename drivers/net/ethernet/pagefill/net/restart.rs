@@ -6,9 +6,10 @@
 //!
 //! `kernel::workqueue` owns a work item through a reference-counted pointer
 //! and has no way yet to cancel one; a registration must wait for its
-//! device's restart before it frees the device, so [`Restart::cancel_sync`]
-//! adds the one call that is missing (`cancel_work_sync`), with the
-//! reference a cancelled item held given back.
+//! device's restart before it frees the device, and no restart may be
+//! queued after that, so [`Restart::disable_sync`] adds the one call that is
+//! missing (`disable_work_sync`), with the reference a cancelled item held
+//! given back.
 
 use core::{marker::PhantomData, ptr::NonNull};
 
@@ -31,7 +32,8 @@ use crate::net::netdev::{Device, Operations, Rtnl};
 pub struct RtnlGuard(PhantomData<*mut ()>);
 
 impl RtnlGuard {
-    /// Takes RTNL, sleeping until it is free. Process context.
+    /// Takes RTNL, sleeping until it is free. Process context, without
+    /// RTNL (it does not nest).
     pub fn lock() -> Self {
         // SAFETY: no precondition but process context, which a sleeping
         // caller is in.
@@ -61,8 +63,9 @@ impl Drop for RtnlGuard {
 /// # Invariants
 ///
 /// `dev` is a `net_device` allocated by [`super::registration::Registration::new`]
-/// for `T`; the registration calls [`Self::cancel_sync`] before it frees
-/// the device, so the device is valid whenever `run` runs.
+/// for `T`; the registration calls [`Self::disable_sync`] before it frees
+/// the device, after which the work neither runs nor can be queued again,
+/// so the device is valid whenever `run` runs.
 #[pin_data]
 pub(crate) struct Restart<T: Operations> {
     #[pin]
@@ -88,8 +91,8 @@ impl<T: Operations> Restart<T> {
     /// # Safety
     ///
     /// `dev` must be allocated for `T` by the registration that owns the
-    /// returned value, which calls [`Self::cancel_sync`] before it frees the
-    /// device.
+    /// returned value, which calls [`Self::disable_sync`] before it frees
+    /// the device.
     pub(crate) unsafe fn new(dev: NonNull<kernel::bindings::net_device>) -> Result<Arc<Self>> {
         // INVARIANT: the caller's guarantee.
         Arc::pin_init(
@@ -102,19 +105,23 @@ impl<T: Operations> Restart<T> {
         )
     }
 
-    /// Queues the restart on the system workqueue; false if it was queued
-    /// already. Any context.
+    /// Queues the restart (on the unbound system workqueue: it has no use
+    /// for the CPU that asked); false if it was queued already, or the
+    /// work is disabled. Any context.
     pub(crate) fn schedule(this: &Arc<Self>) -> bool {
-        workqueue::system().enqueue(this.clone()).is_ok()
+        workqueue::system_unbound().enqueue(this.clone()).is_ok()
     }
 
-    /// Cancels a queued restart and waits for a running one to finish.
-    /// Process context, without RTNL (the restart takes it).
-    pub(crate) fn cancel_sync(this: &Arc<Self>) {
+    /// Cancels a queued restart, waits for a running one to finish, and
+    /// disables the work for good: a later [`Self::schedule`] queues
+    /// nothing (`queue_work_on` refuses a disabled work, and the reference
+    /// it was given is dropped). Process context, without RTNL (the restart
+    /// takes it).
+    pub(crate) fn disable_sync(this: &Arc<Self>) {
         let work = core::ptr::from_ref(&this.work);
         // SAFETY: `work` was initialised by `Work::new` and lives as long as
         // `this`.
-        let pending = unsafe { ffi::cancel_work_sync(Work::raw_get(work)) };
+        let pending = unsafe { ffi::disable_work_sync(Work::raw_get(work)) };
         if pending {
             // SAFETY: a queued item owns the reference that `enqueue` turned
             // into a raw pointer with `Arc::into_raw`, and `run` would have
