@@ -7,10 +7,17 @@
 # into a copy of the test kernels' source, hooks them into
 # drivers/net/ethernet/Kconfig and Makefile, the selftests' TARGETS and
 # MAINTAINERS, builds a kernel with CONFIG_PAGEFILL=y (built in, not a
-# module: tinyconfig plus scripts/kconfig/base.config and intree.config)
+# module: the fast kernel's configuration plus scripts/kconfig/intree.config)
 # and prints its build directory. The source copy and the build live in the
 # cache and are updated in place: a change to the driver rebuilds the
 # driver and relinks, nothing more.
+#
+# The build starts as a copy of the fast kernel's, and runs with the source
+# copy mounted (in a private mount namespace) at the path the fast kernel
+# was built from: Kbuild's command lines name the source tree by its
+# absolute path, so with the same path and the same objects only what the
+# driver changes is built (the driver, the Rust crates whose cfg changed,
+# the link), not a third kernel from scratch.
 #
 # The kselftest target is installed from that tree as a user would
 # (make -C tools/testing/selftests TARGETS=drivers/net/pagefill install).
@@ -30,16 +37,21 @@ case "${1:-}" in
 esac
 [ -n "$patches$only_path" ] || [ $# -eq 0 ] || pf_die "usage: scripts/in-tree.sh [--path | --patches DIR]"
 
-fast=$("$PF_TOP/scripts/build-kernel.sh" --path fast)
+if [ -n "$only_path$patches" ]; then
+	fast=$("$PF_TOP/scripts/build-kernel.sh" --path fast)
+else
+	fast=$("$PF_TOP/scripts/build-kernel.sh" fast)
+fi
 pristine=$(readlink -f "$fast/source" 2>/dev/null || true)
 if [ ! -d "$pristine" ]; then
 	"$PF_TOP/scripts/build-kernel.sh" fast >/dev/null
 	pristine=$(readlink -f "$fast/source")
 fi
-frags=("$PF_TOP/scripts/kconfig/base.config" "$PF_TOP/scripts/kconfig/intree.config")
+frag=$PF_TOP/scripts/kconfig/intree.config
 dir=$PF_CACHE/intree/$(basename "$pristine")
 src=$dir/src
-out=$dir/build-$(pf_hash "${frags[@]}")
+# Keyed by the fast build it starts from and the fragment on top.
+out=$dir/build-$( { basename "$fast"; cat "$frag" "$0"; } | sha256sum | cut -c1-16)
 if [ -n "$only_path" ]; then
 	echo "$out"
 	exit 0
@@ -190,24 +202,23 @@ fi
 apply_driver "$src"
 apply_selftests "$src"
 
-if [ ! -e "$out/.config" ]; then
-	pf_log "configuring the in-tree kernel in $out"
-	mkdir -p "$out"
-	# shellcheck disable=SC2016
-	pf_in_root /bin/bash -ec '
-		src=$1; out=$2; shift 2
-		make -s -C "$src" O="$out" LLVM=1 tinyconfig
-		"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
-	' in-tree "$src" "$out" "${frags[@]}" >&2
-fi
 t0=$SECONDS
+if [ ! -e "$out/.config" ]; then
+	pf_log "starting the in-tree kernel's build in $out from the fast kernel's"
+	rm -rf "$out.tmp"
+	cp -a "$fast" "$out.tmp"
+	rm -f "$out.tmp/.complete"
+	"$pristine/scripts/kconfig/merge_config.sh" -m -O "$out.tmp" "$out.tmp/.config" "$frag" >/dev/null
+	mv "$out.tmp" "$out"
+fi
 # shellcheck disable=SC2016
 pf_in_root /bin/bash -ec '
-	src=$1; out=$2
-	make -s -C "$src" O="$out" LLVM=1 olddefconfig
+	src=$1; out=$2; pristine=$3
+	mount --bind "$src" "$pristine"
+	make -s -C "$pristine" O="$out" LLVM=1 olddefconfig
 	grep -qx CONFIG_PAGEFILL=y "$out/.config" || { echo "CONFIG_PAGEFILL=y did not stick" >&2; exit 1; }
-	make -s -C "$src" O="$out" LLVM=1 -j"$(nproc)" bzImage
-' in-tree "$src" "$out" >&2
+	make -s -C "$pristine" O="$out" LLVM=1 -j"$(nproc)" bzImage
+' in-tree "$src" "$out" "$pristine" >&2
 # The kselftest target, from the tree.
 rm -rf "$out/kselftest"
 pf_in_root make -s -C "$src/tools/testing/selftests" TARGETS=drivers/net/pagefill \
