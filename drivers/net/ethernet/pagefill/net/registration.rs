@@ -165,8 +165,11 @@ impl<T: Operations> Registration<T> {
             to_result(unsafe { ffi::register_netdev(raw) })
         });
         if let Err(e) = registered {
-            // SAFETY: registration failed: the private area is initialised
-            // and nobody else can reach the device.
+            // SAFETY: the private area is initialised; setting the queue
+            // count failed before registration, or `register_netdev`
+            // failed and undid what it did (notifiers told of the
+            // unregistration, the device unlisted): the device is not
+            // registered and nobody else holds it.
             unsafe { Self::destroy(raw) };
             return Err(e);
         }
