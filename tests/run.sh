@@ -14,10 +14,7 @@
 # the driver, built in (scripts/in-tree.sh). The last two run the tests
 # that name them.
 # --full (not CI's: it takes hours) also runs the tests that name a flavour
-# in vm_full_flavours: on the debug kernel, the upstream driver selftests and
-# the tests that CI's time holds to the fast kernel (faults, allocfail,
-# surprise, cycles, ping, ping-viommu, rx-tiny-ring, rx-queues, fabric;
-# testbed.rst, "Time of each stage").
+# in vm_full_flavours: the upstream driver selftests on the debug kernel.
 # PAGEFILL_TESTS, for a developer's run, names the VM tests to run (e.g.
 # "rx groups-churn upstream"; default: all of them, and the VM runner's
 # self-test).
