@@ -23,6 +23,11 @@ shift
 # The plan comes at the end, when the cases are known (TAP allows that).
 echo "TAP version 13"
 insmod "$ko"
+# The selftests' config asks for PPPoE, whose GRO offload (gro.py's pppoe
+# cases) is registered by the pppoe module: on a kernel that builds it as a
+# module (the stock Debian kernel) nothing loads it on demand. Where it is
+# built in, or there is no module tree, this does nothing.
+modprobe -q pppoe 2>/dev/null || true
 # The tests take the link down and up; the addresses must stay, as they do
 # on a configured host.
 sysctl -qw net.ipv6.conf.default.keep_addr_on_down=1 net.ipv6.conf.all.keep_addr_on_down=1
