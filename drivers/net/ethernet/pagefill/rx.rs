@@ -91,16 +91,6 @@ impl RxConfig {
     pub(crate) const MAX_RING: u32 = 16384;
 }
 
-/// Whether `cqe` counts a take from `slot`'s entry that no completion the
-/// driver handled has counted. A completion reporting the posted buffer
-/// taken must: one that does not is a stale copy of a completion already
-/// handled, whose buffer went back to the pool and may be posted again at
-/// the same address, still holding the frames it was split into.
-fn counts_new_take(slot: &Slot, cqe: &RawCqe) -> bool {
-    // Counts wrap: ahead by less than half the range.
-    (cqe.taken().wrapping_sub(slot.taken()) as i32) > 0
-}
-
 /// What the receive path owns while the interface is up.
 pub(crate) struct RxState {
     pool: Option<PagePool>,
@@ -523,7 +513,7 @@ impl RxState {
                 let slot = &self.groups[gi].slots[node];
                 // The device claims an entry only when it holds nothing.
                 if slot.posted_addr() != Some(cqe.addr())
-                    || !counts_new_take(slot, cqe)
+                    || !slot.counts_new_take(cqe)
                     || self.take_posted(rings, gi, node, false).is_err()
                 {
                     self.bad_completion();
@@ -537,7 +527,7 @@ impl RxState {
                     // The posted buffer, its CLAIM lost: the device must
                     // count its take, and have taken it.
                     if slot.posted_addr() != Some(cqe.addr())
-                        || !counts_new_take(slot, cqe)
+                        || !slot.counts_new_take(cqe)
                         || self.take_posted(rings, gi, node, false).is_err()
                     {
                         self.bad_completion();

@@ -156,6 +156,16 @@ impl Slot {
         self.taken
     }
 
+    /// Whether `cqe` counts a take from the entry that no completion the
+    /// driver handled has counted. A completion reporting the posted buffer
+    /// taken must: one that does not is a stale copy of a completion already
+    /// handled, whose buffer went back to the pool and may be posted again
+    /// at the same address, still holding the frames it was split into.
+    pub(crate) fn counts_new_take(&self, cqe: &RawCqe) -> bool {
+        // Counts wrap: ahead by less than half the range.
+        (cqe.taken().wrapping_sub(self.taken) as i32) > 0
+    }
+
     /// A completion naming the stream was handled: its take count is the
     /// one to compare the next with.
     pub(crate) fn record_taken(&mut self, cqe: &RawCqe) {
