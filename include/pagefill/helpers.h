@@ -13,6 +13,8 @@
 #include <linux/types.h>
 
 #include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <uapi/linux/bpf.h>
 #include <linux/timer.h>
 
 struct net_device;
@@ -149,5 +151,48 @@ const u8 *pagefill_skb_head(const struct sk_buff *skb, unsigned int *len);
 typedef void (*pagefill_mc_addr_fn)(void *ctx, const u8 *addr);
 void pagefill_netdev_walk_mc_addrs(struct net_device *dev,
 				   pagefill_mc_addr_fn cb, void *ctx);
+
+/* XDP (net/xdp.rs). */
+struct bpf_prog;
+struct netdev_bpf;
+struct netlink_ext_ack;
+struct xdp_rxq_info;
+/* The command of an ndo_bpf call, and for XDP_SETUP_PROG its program. */
+enum pagefill_bpf_command {
+	PAGEFILL_BPF_SETUP_PROG,
+	PAGEFILL_BPF_OTHER,
+};
+
+enum pagefill_bpf_command pagefill_netdev_bpf_command(const struct netdev_bpf *bpf);
+struct bpf_prog *pagefill_netdev_bpf_prog(const struct netdev_bpf *bpf);
+struct netlink_ext_ack *pagefill_netdev_bpf_extack(const struct netdev_bpf *bpf);
+bool pagefill_bpf_prog_has_frags(const struct bpf_prog *prog);
+void pagefill_bpf_prog_put(struct bpf_prog *prog);
+void pagefill_extack_set_msg(struct netlink_ext_ack *extack, const char *msg);
+/*
+ * A receive queue's xdp_rxq_info, allocated and registered for queue @queue
+ * of @dev with @pool's memory model; ERR_PTR on failure. Freed (after its
+ * unregistration) by pagefill_xdp_rxq_free().
+ */
+struct xdp_rxq_info *pagefill_xdp_rxq_new(struct net_device *dev,
+					  unsigned int queue,
+					  struct napi_struct *napi,
+					  struct page_pool *pool);
+void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq);
+/*
+ * Runs @prog on the frame of *@len bytes at *@off in @page's @frame_sz-byte
+ * buffer; returns its action, and the frame's offset and length after it.
+ */
+u32 pagefill_xdp_run(const struct bpf_prog *prog, struct xdp_rxq_info *rxq,
+		     struct page *page, u32 frame_sz, u32 *off, u32 *len);
+/* The headroom and tailroom an xdp_buff must have. */
+enum pagefill_xdp_room {
+	PAGEFILL_XDP_HEADROOM = XDP_PACKET_HEADROOM,
+	PAGEFILL_XDP_TAILROOM = SKB_DATA_ALIGN(sizeof(struct skb_shared_info)),
+};
+
+/* trace_xdp_exception(), after bpf_warn_invalid_xdp_action() if @invalid. */
+void pagefill_xdp_exception(struct net_device *dev, const struct bpf_prog *prog,
+			    u32 act, bool invalid);
 
 #endif /* _PAGEFILL_HELPERS_H */

@@ -47,6 +47,7 @@ use crate::net::irq::DeviceIrq;
 use crate::net::napi::{Napi, NapiOwned};
 use crate::net::netdev::{Device, Features, Operations, Rtnl};
 use crate::net::page_pool::PagePool;
+use crate::net::xdp::{self, ProgSlot, RxQueue};
 use crate::rings::{Rings, TX_SHIFT_DEFAULT};
 use crate::rx::{RxConfig, RxOffloads, RxState};
 use crate::rx_mailbox::MailSlot;
@@ -144,6 +145,9 @@ pub(crate) struct NetdevData {
     /// Private flag `rx-udp-merge`: merge runs of a flow's UDP datagrams
     /// (see [`crate::udp_merge`]). Read once per poll.
     pub(crate) udp_merge: AtomicBool,
+    /// The XDP program every frame received goes through, if one is
+    /// attached; read once per poll.
+    pub(crate) xdp: ProgSlot,
     /// Link speed the device reported at probe, Mb/s.
     pub(crate) link_mbps: u32,
     /// The NIC's node id on the fabric.
@@ -210,6 +214,7 @@ impl NetdevData {
             misc: DeviceIrq::new(),
             fatal_errors: AtomicU64::new(0),
             tx_timeouts: AtomicU64::new(0),
+            xdp: ProgSlot::new(),
             restarts: AtomicU64::new(0),
             restarts_failed: AtomicU64::new(0),
             join_failed: AtomicU64::new(0),
@@ -287,12 +292,20 @@ pub(crate) const MAX_MTU: u32 = (abi::MAX_FRAME_LEN - ETH_HLEN) as u32;
 pub(crate) const DEFAULT_MTU: u32 = 1500;
 
 /// Bytes of an Ethernet header.
-const ETH_HLEN: usize = 14;
+pub(crate) const ETH_HLEN: usize = 14;
 
 /// Whether a frame of an `mtu`-byte payload fits a 2^`buf_shift` buffer
 /// with its record header.
 pub(crate) fn mtu_fits(mtu: u32, buf_shift: u32) -> bool {
     abi::record::size(mtu as usize + ETH_HLEN) <= 1 << buf_shift
+}
+
+/// Whether an XDP program can see a frame of an `mtu`-byte payload, with
+/// the headroom and tailroom XDP promises it, in one buffer of a pool of
+/// 2^`buf_shift`-byte buffers (at least a page each).
+pub(crate) fn xdp_fits(mtu: u32, buf_shift: u32) -> bool {
+    let buf = 1usize << buf_shift.max(kernel::page::PAGE_SHIFT as u32);
+    xdp::HEADROOM + mtu as usize + ETH_HLEN + xdp::TAILROOM <= buf
 }
 
 /// Largest buffer size (as a power of two) a page pool serves.
@@ -419,6 +432,10 @@ impl PagefillNetdev {
         mtu: u32,
     ) -> Result {
         let data = dev.data();
+        if data.xdp.is_set() && !xdp_fits(mtu, new.rx.buf_shift) {
+            // Frames the program could not see whole.
+            return Err(EINVAL);
+        }
         let running = bh::disabled(|| data.tables.lock().up);
         if !running {
             *data.settings.lock() = new;
@@ -528,9 +545,10 @@ impl PagefillNetdev {
                 .buf_shift
                 .saturating_sub(kernel::page::PAGE_SHIFT as u32),
         )?;
+        let xdp_rxq = RxQueue::new(dev, i as u32, &q.napi, &pool)?;
         q.mailbox.clear();
         q.rx.stopped_mut(&q.napi, rtnl, |rx| {
-            rx.install(pool, set.rx.ring, data.node_id, i as u8, n)
+            rx.install(pool, xdp_rxq, set.rx.ring, data.node_id, i as u8, n)
         })
         .ok_or(EBUSY)??;
         q.napi.start(rtnl, dev, q.irq, QUEUE_IRQ_NAMES[i], i as u32)

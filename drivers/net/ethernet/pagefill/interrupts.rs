@@ -64,11 +64,12 @@ impl Poll for PagefillNetdev {
         }
         let bar = data.bar.try_access();
         let offloads = data.rx_offloads(dev);
+        let xdp = data.xdp.get(&ctx);
         let Some((rx, pctx)) = q.rx.poll_mut(&mut ctx) else {
             ctx.complete_done(0);
             return 0;
         };
-        let work = rx.poll(dev, pctx, &data.rings, &q.mailbox, offloads);
+        let work = rx.poll(dev, pctx, &data.rings, &q.mailbox, offloads, xdp);
         if let Some(bar) = &bar {
             rx.take_xons(|id| bar.write32(id, abi::reg::XON));
         }

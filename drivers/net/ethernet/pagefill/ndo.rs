@@ -9,12 +9,15 @@ use kernel::{io::Io, prelude::*};
 use crate::abi;
 use crate::ethtool_ops::EthtoolTable;
 use crate::groups::{self, GroupSet};
-use crate::iface::{buf_shift_for, default_buf_shift, mtu_fits, NetdevData, PagefillNetdev};
+use crate::iface::{
+    buf_shift_for, default_buf_shift, mtu_fits, xdp_fits, NetdevData, PagefillNetdev,
+};
 use crate::net::bh;
 use crate::net::netdev::{
     Device, McList, Operations, QueueStatsRx, QueueStatsTx, Rtnl, Stats64, TxOutcome, XmitCtx,
 };
 use crate::net::skb::SkBuff;
+use crate::net::xdp::{BpfProg, ExtAck};
 use crate::tx::Xmit;
 
 #[vtable]
@@ -25,6 +28,29 @@ impl Operations for PagefillNetdev {
 
     fn open(dev: &Device<Self>, rtnl: &Rtnl<'_>) -> Result {
         Self::start(dev, rtnl, dev.mtu())
+    }
+
+    /// A program sees each frame whole, in one buffer: the MTU must leave
+    /// room for XDP's headroom and tailroom in the receive buffers.
+    fn xdp_check(
+        dev: &Device<Self>,
+        _rtnl: &Rtnl<'_>,
+        prog: Option<&BpfProg>,
+        extack: &ExtAck,
+    ) -> Result {
+        if prog.is_some() && !xdp_fits(dev.mtu(), dev.data().settings().rx.buf_shift) {
+            extack.set_msg(
+                c"MTU too large for XDP: a frame with XDP's headroom and tailroom \
+                  must fit one receive buffer (ethtool -G rx-buf-len)",
+            );
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+
+    /// No reset: the next poll of each queue reads the new program.
+    fn xdp_install(dev: &Device<Self>, rtnl: &Rtnl<'_>, prog: Option<BpfProg>) {
+        drop(dev.data().xdp.replace(prog, rtnl));
     }
 
     fn tx_timeout(dev: &Device<Self>, _queue: u32) {
@@ -107,6 +133,10 @@ impl Operations for PagefillNetdev {
             buf_shift_for(mtu)
         }
         .ok_or(EINVAL)?;
+        if dev.data().xdp.is_set() && !xdp_fits(mtu, shift) {
+            // The program would not see its frames whole (`xdp_check`).
+            return Err(EINVAL);
+        }
         if shift == new.rx.buf_shift {
             return Ok(());
         }

@@ -12,6 +12,9 @@
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <net/page_pool/helpers.h>
+#include <net/xdp.h>
+#include <linux/filter.h>
+#include <trace/events/xdp.h>
 #include <pagefill/helpers.h>
 
 struct net_device *pagefill_alloc_etherdev(int priv_size, unsigned int txqs,
@@ -461,4 +464,91 @@ void pagefill_netdev_walk_mc_addrs(struct net_device *dev,
 
 	netdev_for_each_mc_addr(ha, dev)
 		cb(ctx, ha->addr);
+}
+
+enum pagefill_bpf_command pagefill_netdev_bpf_command(const struct netdev_bpf *bpf)
+{
+	return bpf->command == XDP_SETUP_PROG ? PAGEFILL_BPF_SETUP_PROG :
+						PAGEFILL_BPF_OTHER;
+}
+
+struct bpf_prog *pagefill_netdev_bpf_prog(const struct netdev_bpf *bpf)
+{
+	return bpf->prog;
+}
+
+struct netlink_ext_ack *pagefill_netdev_bpf_extack(const struct netdev_bpf *bpf)
+{
+	return bpf->extack;
+}
+
+bool pagefill_bpf_prog_has_frags(const struct bpf_prog *prog)
+{
+	return prog->aux->xdp_has_frags;
+}
+
+void pagefill_bpf_prog_put(struct bpf_prog *prog)
+{
+	bpf_prog_put(prog);
+}
+
+/* NL_SET_ERR_MSG() with a message that is not a literal: @msg is static. */
+void pagefill_extack_set_msg(struct netlink_ext_ack *extack, const char *msg)
+{
+	do_trace_netlink_extack(msg);
+	if (extack)
+		extack->_msg = msg;
+}
+
+struct xdp_rxq_info *pagefill_xdp_rxq_new(struct net_device *dev,
+					  unsigned int queue,
+					  struct napi_struct *napi,
+					  struct page_pool *pool)
+{
+	struct xdp_rxq_info *rxq = kzalloc(sizeof(*rxq), GFP_KERNEL);
+	int err;
+
+	if (!rxq)
+		return ERR_PTR(-ENOMEM);
+	err = xdp_rxq_info_reg(rxq, dev, queue, READ_ONCE(napi->napi_id));
+	if (err)
+		goto free;
+	err = xdp_rxq_info_reg_mem_model(rxq, MEM_TYPE_PAGE_POOL, pool);
+	if (err)
+		goto unreg;
+	return rxq;
+unreg:
+	xdp_rxq_info_unreg(rxq);
+free:
+	kfree(rxq);
+	return ERR_PTR(err);
+}
+
+void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq)
+{
+	xdp_rxq_info_unreg(rxq);
+	kfree(rxq);
+}
+
+u32 pagefill_xdp_run(const struct bpf_prog *prog, struct xdp_rxq_info *rxq,
+		     struct page *page, u32 frame_sz, u32 *off, u32 *len)
+{
+	unsigned char *hard_start = page_address(page);
+	struct xdp_buff xdp;
+	u32 act;
+
+	xdp_init_buff(&xdp, frame_sz, rxq);
+	xdp_prepare_buff(&xdp, hard_start, *off, *len, true);
+	act = bpf_prog_run_xdp(prog, &xdp);
+	*off = (unsigned char *)xdp.data - hard_start;
+	*len = (unsigned char *)xdp.data_end - (unsigned char *)xdp.data;
+	return act;
+}
+
+void pagefill_xdp_exception(struct net_device *dev, const struct bpf_prog *prog,
+			    u32 act, bool invalid)
+{
+	if (invalid)
+		bpf_warn_invalid_xdp_action(dev, prog, act);
+	trace_xdp_exception(dev, prog, act);
 }

@@ -30,6 +30,7 @@ use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::{PagePool, PoolPage};
+use crate::net::xdp::{Prog, RxQueue, XdpBuf};
 use crate::rings::{RawCqe, Rings, MAX_JOINED};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::Split;
@@ -123,6 +124,11 @@ pub(crate) struct RxState {
     report_lost: bool,
     /// The buffer being split, if the last poll's budget ran out in it.
     pub(crate) split: Option<Split>,
+    /// The queue as XDP programs see it, registered with `pool`.
+    pub(crate) xdp_rxq: Option<RxQueue>,
+    /// The buffer frames are run through an XDP program in, kept from one
+    /// frame to the next while programs drop or pass them.
+    pub(crate) xdp_buf: Option<XdpBuf>,
 
     /// The offloads in force for this poll.
     pub(crate) offloads: RxOffloads,
@@ -146,6 +152,8 @@ impl RxState {
             head: 0,
             report_lost: false,
             split: None,
+            xdp_rxq: None,
+            xdp_buf: None,
             offloads: RxOffloads::default(),
             broken: None,
             alloc_failed: false,
@@ -160,6 +168,7 @@ impl RxState {
     pub(crate) fn install(
         &mut self,
         pool: PagePool,
+        xdp_rxq: RxQueue,
         ring: u32,
         own_node: u8,
         queue: u8,
@@ -173,6 +182,8 @@ impl RxState {
         self.queue = queue;
         self.num_queues = num_queues;
         self.pool = Some(pool);
+        self.xdp_rxq = Some(xdp_rxq);
+        self.xdp_buf = None;
         self.retired = 0;
         self.outstanding = 0;
         self.ring = ring;
@@ -180,6 +191,12 @@ impl RxState {
         self.head = 0;
         self.broken = None;
         Ok(())
+    }
+
+    /// A buffer to run frames through an XDP program in, from this queue's
+    /// pool (whose memory model the queue's XDP registration names).
+    pub(crate) fn alloc_xdp_buf(&self, ctx: &PollCtx<'_>) -> Option<XdpBuf> {
+        XdpBuf::alloc(self.pool.as_ref()?, ctx)
     }
 
     /// Takes every buffer back from the device, which `_reset` proves was
@@ -192,6 +209,8 @@ impl RxState {
             }
         }
         self.split = None;
+        self.xdp_buf = None;
+        self.xdp_rxq = None;
         self.retired = 0;
         self.outstanding = 0;
         self.pool.take()
@@ -208,6 +227,8 @@ impl RxState {
             }
         }
         self.split = None;
+        self.xdp_buf = None;
+        self.xdp_rxq = None;
         self.retired = 0;
         self.outstanding = 0;
         self.pool.take()
@@ -377,6 +398,7 @@ impl RxState {
         rings: &Rings,
         mailbox: &MailSlot,
         offloads: RxOffloads,
+        xdp: Option<Prog<'_>>,
     ) -> i32 {
         let Ok(qr) = rings.queue(usize::from(self.queue)) else {
             return 0;
@@ -386,7 +408,7 @@ impl RxState {
         self.read_mail(mailbox);
         let mut idle = 0;
         if let Some(sp) = self.split.take() {
-            self.split_on(dev, ctx, sp);
+            self.split_on(dev, ctx, xdp, sp);
         }
         while self.split.is_none() && ctx.delivered() + idle < budget {
             match qr.cq_ready(self.head) {
@@ -398,7 +420,7 @@ impl RxState {
             };
             self.head = self.head.wrapping_add(1);
             let before = ctx.delivered();
-            self.completion(dev, ctx, rings, mailbox, &cqe);
+            self.completion(dev, ctx, xdp, rings, mailbox, &cqe);
             if ctx.delivered() == before {
                 idle += 1;
             }
@@ -475,6 +497,7 @@ impl RxState {
         &mut self,
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
+        xdp: Option<Prog<'_>>,
         rings: &Rings,
         mailbox: &MailSlot,
         cqe: &RawCqe,
@@ -541,6 +564,7 @@ impl RxState {
                     self.split_on(
                         dev,
                         ctx,
+                        xdp,
                         Split {
                             buf,
                             cqe: *cqe,

@@ -13,10 +13,12 @@
 //! buffer it could not finish is split on in the next.
 
 use crate::abi::{self, record, record_flags};
+use crate::iface::ETH_HLEN;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PoolPage;
 use crate::net::skb::{SkBuff, MAX_FRAGS};
+use crate::net::xdp::{self, Action, Prog};
 use crate::rings::RawCqe;
 use crate::rx::RxState;
 use crate::udp_merge;
@@ -94,6 +96,7 @@ impl RxState {
         &mut self,
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
+        xdp: Option<Prog<'_>>,
         mut sp: Split,
     ) {
         let bytes = sp.cqe.bytes() as usize;
@@ -119,6 +122,12 @@ impl RxState {
             // The device vouches for the checksum; the frame's bytes are
             // checked as any other (length here, headers by the stack).
             let csum_ok = self.offloads.csum && rec.csum_ok();
+            if let Some(prog) = xdp {
+                frames = frames.saturating_add(1);
+                self.xdp_frame(dev, ctx, prog, rec.frame(data), csum_ok);
+                off = rec.next();
+                continue;
+            }
             if self.offloads.udp_merge && csum_ok {
                 if let Some((n, next)) = self.merge_run(dev, ctx, buf, data, &rec) {
                     frames = frames.saturating_add(n);
@@ -265,6 +274,83 @@ impl RxState {
         // The records were read twice: a device that rewrote them in
         // between gets its frames dropped, not a skb unlike its headers.
         (skb.len() as usize == udp_merge::HEADERS + payload).then_some(skb)
+    }
+
+    /// A frame through XDP program `prog`: copied into `xdp_buf` after the
+    /// headroom XDP promises (the device packs frames with none), run
+    /// there, and dropped or handed up as the program says. Frames handed
+    /// up are copied out into an skb, so the buffer serves the next frame.
+    fn xdp_frame<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        ctx: &PollCtx<'_>,
+        prog: Prog<'_>,
+        frame: &[u8],
+        csum_ok: bool,
+    ) {
+        let buf = match self.xdp_buf.take() {
+            Some(buf) => Some(buf),
+            None => self.alloc_xdp_buf(ctx),
+        };
+        let (Some(mut buf), Some(rxq)) = (buf, self.xdp_rxq.as_ref()) else {
+            self.stats.dropped += 1;
+            ctx.count_consumed();
+            return;
+        };
+        let Some(v) = buf.run(rxq, prog, frame) else {
+            // Longer than the MTU lets an XDP program see (`xdp_check`):
+            // the device's doing.
+            self.stats.bad += 1;
+            self.xdp_buf = Some(buf);
+            ctx.count_consumed();
+            return;
+        };
+        match v.act {
+            Action::Pass => {
+                let out = buf.frame(&v);
+                let skb = (out.len() >= ETH_HLEN)
+                    .then(|| ctx.alloc_skb(out.len() as u32))
+                    .flatten()
+                    .and_then(|mut skb| skb.put_data(out).ok().map(|()| skb));
+                match skb {
+                    Some(mut skb) => {
+                        // The device's word holds for the bytes it checked:
+                        // a frame the program moved or cut is checked again.
+                        if csum_ok && v.off == xdp::HEADROOM && v.len == frame.len() {
+                            skb.set_csum_unnecessary();
+                            self.stats.csum_unnecessary += 1;
+                        } else {
+                            self.stats.csum_none += 1;
+                        }
+                        skb.eth_type_trans(dev);
+                        ctx.gro_receive(skb);
+                        self.stats.packets += 1;
+                        self.stats.bytes += out.len() as u64;
+                        self.stats.xdp_pass += 1;
+                    }
+                    None => {
+                        self.stats.dropped += 1;
+                        ctx.count_consumed();
+                    }
+                }
+            }
+            Action::Drop => {
+                self.stats.xdp_drop += 1;
+                ctx.count_consumed();
+            }
+            Action::Aborted | Action::Invalid(_) => {
+                prog.exception(dev, v.act);
+                self.stats.xdp_aborted += 1;
+                ctx.count_consumed();
+            }
+            // Not supported yet: dropped, as for an action that failed.
+            Action::Tx | Action::Redirect => {
+                prog.exception(dev, v.act);
+                self.stats.xdp_errors += 1;
+                ctx.count_consumed();
+            }
+        }
+        self.xdp_buf = Some(buf);
     }
 
     /// A short frame, copied whole into a small skb.

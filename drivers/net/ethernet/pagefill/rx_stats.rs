@@ -41,11 +41,19 @@ pub(crate) struct RxStats {
     pub(crate) merged_frames: u64,
     /// Group changes that made no sense (a driver bug: counted, ignored).
     pub(crate) bad_mail: u64,
+    /// Frames an XDP program passed to the stack (counted in `packets`
+    /// too), dropped, or aborted on (with actions the kernel does not
+    /// know); and frames whose action the driver could not carry out
+    /// (dropped, as the `xdp_exception` tracepoint reports).
+    pub(crate) xdp_pass: u64,
+    pub(crate) xdp_drop: u64,
+    pub(crate) xdp_aborted: u64,
+    pub(crate) xdp_errors: u64,
 }
 
 impl RxStats {
     /// Counters in the structure.
-    const FIELDS: usize = 17;
+    const FIELDS: usize = 21;
 
     /// Adds `o`'s counts to these.
     pub(crate) fn add(&mut self, o: &Self) {
@@ -66,6 +74,10 @@ impl RxStats {
         self.merged_skbs += o.merged_skbs;
         self.merged_frames += o.merged_frames;
         self.bad_mail += o.bad_mail;
+        self.xdp_pass += o.xdp_pass;
+        self.xdp_drop += o.xdp_drop;
+        self.xdp_aborted += o.xdp_aborted;
+        self.xdp_errors += o.xdp_errors;
     }
 
     fn values(&self) -> [u64; Self::FIELDS] {
@@ -87,6 +99,10 @@ impl RxStats {
             self.merged_skbs,
             self.merged_frames,
             self.bad_mail,
+            self.xdp_pass,
+            self.xdp_drop,
+            self.xdp_aborted,
+            self.xdp_errors,
         ]
     }
 
@@ -113,6 +129,10 @@ impl RxStats {
             merged_skbs: next(),
             merged_frames: next(),
             bad_mail: next(),
+            xdp_pass: next(),
+            xdp_drop: next(),
+            xdp_aborted: next(),
+            xdp_errors: next(),
         }
     }
 }

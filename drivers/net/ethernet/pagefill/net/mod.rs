@@ -13,3 +13,4 @@ pub(crate) mod page_pool;
 pub(crate) mod registration;
 pub(crate) mod restart;
 pub(crate) mod skb;
+pub(crate) mod xdp;

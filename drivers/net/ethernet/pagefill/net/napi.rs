@@ -72,12 +72,13 @@ impl<'a> PollCtx<'a> {
         self.budget
     }
 
-    /// skbs handed to the stack so far in this poll.
+    /// Frames handed to the stack (and consumed otherwise, see
+    /// [`Self::count_consumed`]) so far in this poll.
     pub fn delivered(&self) -> i32 {
         self.delivered.get()
     }
 
-    /// How many more skbs this poll may hand to the stack.
+    /// How many more frames this poll may hand to the stack or consume.
     pub fn budget_left(&self) -> i32 {
         (self.budget - self.delivered.get()).max(0)
     }
@@ -104,6 +105,14 @@ impl<'a> PollCtx<'a> {
         self.delivered.set(self.delivered.get().saturating_add(1));
         // SAFETY: in `napi`'s poll (type invariant); the stack takes the skb.
         unsafe { ffi::pagefill_napi_gro_receive(self.napi.as_raw(), skb.into_raw()) };
+    }
+
+    /// Counts a frame that the poll finished without an skb (an XDP
+    /// program dropped it, or sent it elsewhere) against the budget, as a
+    /// frame handed to the stack is: the budget bounds the frames a poll
+    /// processes, whatever becomes of them.
+    pub fn count_consumed(&self) {
+        self.delivered.set(self.delivered.get().saturating_add(1));
     }
 
     /// Ends a poll that did `work`, if that is below the budget; returns

@@ -24,6 +24,7 @@ use crate::net::napi::PollCtx;
 use crate::net::registration::Priv;
 use crate::net::restart::Restart;
 use crate::net::skb::SkBuff;
+use crate::net::xdp::{BpfProg, ExtAck};
 
 /// Proof that the caller holds RTNL, the lock that serialises the
 /// configuration of network devices: the operations the core calls under
@@ -226,6 +227,24 @@ pub trait Operations: Sized + 'static {
     /// Restarts the device, as asked by [`Device::schedule_restart`]: in
     /// process context, under RTNL, only while the interface is up.
     fn restart(_dev: &Device<Self>, _rtnl: &Rtnl<'_>) -> Result {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Whether XDP program `prog` (or none, to detach) may be attached now;
+    /// the reason of a refusal goes to `extack` (`ndo_bpf`,
+    /// `XDP_SETUP_PROG`). Under RTNL.
+    fn xdp_check(
+        _dev: &Device<Self>,
+        _rtnl: &Rtnl<'_>,
+        _prog: Option<&BpfProg>,
+        _extack: &ExtAck,
+    ) -> Result {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Attaches `prog` (or detaches the program) after [`Self::xdp_check`]
+    /// accepted it. Under RTNL. Implemented with it.
+    fn xdp_install(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _prog: Option<BpfProg>) {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -489,8 +508,8 @@ impl<T: Operations> Device<T> {
         Features(unsafe { ffi::pagefill_netdev_features(self.as_raw()) })
     }
 
-    /// Whether an XDP program is attached (generic XDP: the driver has no
-    /// native XDP), which must see every frame as it came.
+    /// Whether a generic XDP program is attached (one that runs on skbs, in
+    /// the core), which must see every frame as it came.
     pub fn xdp_attached(&self) -> bool {
         // SAFETY: the device is valid (type invariant); the helper only
         // tests the program pointer.
@@ -668,6 +687,11 @@ impl<T: Operations> OpsTable<T> {
         ndo_start_xmit: Some(Self::start_xmit),
         ndo_get_stats64: if T::HAS_GET_STATS64 {
             Some(Self::get_stats64)
+        } else {
+            None
+        },
+        ndo_bpf: if T::HAS_XDP_CHECK {
+            Some(crate::net::xdp::ndo_bpf::<T>)
         } else {
             None
         },

@@ -67,6 +67,10 @@ impl PagePool {
         self.buf_len
     }
 
+    pub(crate) fn as_raw(&self) -> *mut kernel::bindings::page_pool {
+        self.pool.as_ptr()
+    }
+
     /// Takes a buffer from the pool, DMA-mapped and synced for the device,
     /// in a poll of the NAPI instance the pool belongs to; `None` from any
     /// other instance's poll, in netpoll's (budget 0), or without memory.

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * XDP programs of xdp.sh, one per section. Each acts on the IPv4 UDP
+ * frames to port 9001 only and passes every other frame:
+ *   xdp_drop      drops them;
+ *   xdp_aborted   aborts on them (XDP_ABORTED);
+ *   xdp_tx        sends them back (XDP_TX);
+ *   xdp_pass      passes them;
+ *   xdp_room      claims 192 bytes of headroom (of XDP_PACKET_HEADROOM's
+ *                 256, the core keeps room for a struct xdp_frame) and 256
+ *                 bytes of tailroom, gives both back and passes the frame:
+ *                 a driver without that room gets its frames aborted.
+ * Built by the test with the guest's clang; no libbpf headers needed.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+
+#define SEC(name) __attribute__((section(name), used))
+
+static long (*xdp_adjust_head)(struct xdp_md *ctx, int delta) =
+	(void *)BPF_FUNC_xdp_adjust_head;
+static long (*xdp_adjust_tail)(struct xdp_md *ctx, int delta) =
+	(void *)BPF_FUNC_xdp_adjust_tail;
+
+/* Whether the frame is IPv4 UDP to port 9001 (big endian 0x2329). */
+static __attribute__((always_inline)) int to_9001(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = data + sizeof(*eth);
+	struct udphdr *udp = data + sizeof(*eth) + sizeof(*ip);
+
+	if ((void *)(udp + 1) > end)
+		return 0;
+	if (eth->h_proto != __builtin_bswap16(ETH_P_IP) || ip->ihl != 5 ||
+	    ip->protocol != IPPROTO_UDP)
+		return 0;
+	return udp->dest == __builtin_bswap16(9001);
+}
+
+SEC("xdp_drop") int prog_drop(struct xdp_md *ctx)
+{
+	return to_9001(ctx) ? XDP_DROP : XDP_PASS;
+}
+
+SEC("xdp_aborted") int prog_aborted(struct xdp_md *ctx)
+{
+	return to_9001(ctx) ? XDP_ABORTED : XDP_PASS;
+}
+
+SEC("xdp_tx") int prog_tx(struct xdp_md *ctx)
+{
+	return to_9001(ctx) ? XDP_TX : XDP_PASS;
+}
+
+SEC("xdp_pass") int prog_pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+SEC("xdp_room") int prog_room(struct xdp_md *ctx)
+{
+	if (xdp_adjust_head(ctx, -192) || xdp_adjust_head(ctx, 192))
+		return XDP_ABORTED;
+	if (xdp_adjust_tail(ctx, 256) || xdp_adjust_tail(ctx, -256))
+		return XDP_ABORTED;
+	return XDP_PASS;
+}
+
+char _license[] SEC("license") = "GPL";
