@@ -74,7 +74,7 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct netdev_stat_ops *sops, u32 features,
 			   const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
-			   unsigned int max_mtu);
+			   unsigned int max_mtu, u32 xdp_features);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
 unsigned int pagefill_netdev_num_napi_configs(const struct net_device *dev);
 /* Whether a NAPI instance is still added to @dev. */
@@ -185,12 +185,23 @@ void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq);
  */
 u32 pagefill_xdp_run(const struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 		     struct page *page, u32 frame_sz, u32 *off, u32 *len);
+/* The xdp_features bits the driver may advertise. */
+enum pagefill_xdp_features {
+	PAGEFILL_XDP_ACT_BASIC = NETDEV_XDP_ACT_BASIC,
+};
+
 /* The headroom and tailroom an xdp_buff must have. */
 enum pagefill_xdp_room {
 	PAGEFILL_XDP_HEADROOM = XDP_PACKET_HEADROOM,
 	PAGEFILL_XDP_TAILROOM = SKB_DATA_ALIGN(sizeof(struct skb_shared_info)),
 };
 
+/*
+ * Maps @len bytes at @off in @page for the parent device of @dev to read
+ * (XDP_TX); pagefill_tx_unmap_frag() unmaps.
+ */
+int pagefill_xdp_tx_map(struct net_device *dev, struct page *page, u32 off,
+			u32 len, dma_addr_t *dma);
 /* trace_xdp_exception(), after bpf_warn_invalid_xdp_action() if @invalid. */
 void pagefill_xdp_exception(struct net_device *dev, const struct bpf_prog *prog,
 			    u32 act, bool invalid);

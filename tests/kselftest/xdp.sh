@@ -3,7 +3,7 @@
 #
 # xdp.sh [PAGEFILL_KO [FRAMES]]: native XDP (ip link set ... xdpdrv). The
 # programs of xdp_pagefill.bpf.c, built here with clang, act on UDP frames
-# to port 9001 and pass the rest. The generator sends FRAMES frames
+# to port 9001 (drop, abort, send back) and pass the rest. The generator sends FRAMES frames
 # (default 3000) to port 9000, into a UDP sink that must get every one in
 # order, and as many to port 9001; the driver's counters (ethtool -S) must
 # account for every frame the device model delivered: dropped, aborted or
@@ -23,7 +23,7 @@ if ! command -v clang >/dev/null ||
 	echo "1..0 # SKIP needs clang with the BPF target and the kernel's UAPI headers"
 	exit 4
 fi
-ktap_plan 12
+ktap_plan 13
 pf_log_mark
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
@@ -50,8 +50,12 @@ send() {
 # run SECTION: with the program of SECTION attached, FRAMES frames to port
 # 9001 (the program's), then FRAMES to port 9000 into the sink, which must
 # get all of them. The counters' changes are left in $d_NAME.
-counters="rx_packets rx_xdp_pass rx_xdp_drop rx_xdp_aborted rx_xdp_errors rx_dropped rx_bad_completions"
-snapshot() { for c in $counters; do eval "$1_$c=$(pf_qsum "$dev" "$c")"; done; eval "$1_dev=$(stat rx_frames)"; }
+counters="rx_packets rx_xdp_pass rx_xdp_drop rx_xdp_aborted rx_xdp_errors rx_xdp_tx tx_xdp_frames
+	rx_dropped rx_bad_completions"
+snapshot() {
+	for c in $counters; do eval "$1_$c=$(pf_qsum "$dev" "$c")"; done
+	eval "$1_dev=$(stat rx_frames) $1_devtx=$(stat tx_frames)"
+}
 run() {
 	attach "$1" || return 1
 	snapshot a
@@ -62,34 +66,48 @@ run() {
 	send 9001 "$frames" && send 9000 "$frames"
 	wait "$sink"
 	rc=$?
-	# The counters are published at the end of each poll.
-	eventually eval '[ "$(pf_qsum "$dev" rx_xdp_pass)" -ge $((a_rx_xdp_pass + frames)) ]'
+	# The counters are published at the end of each poll; frames sent
+	# back are counted once the device reports them sent.
+	eventually eval '[ "$(pf_qsum "$dev" rx_xdp_pass)" -ge $((a_rx_xdp_pass + frames)) ] &&
+		[ "$(pf_qsum "$dev" tx_xdp_frames)" -ge "$(pf_qsum "$dev" rx_xdp_tx)" ]'
 	snapshot b
-	for c in $counters dev; do eval "d_$c=\$((b_$c - a_$c))"; done
-	echo "# $1: sink: $(cat /tmp/sink.out); device delivered $d_dev;" \
+	for c in $counters dev devtx; do eval "d_$c=\$((b_$c - a_$c))"; done
+	echo "# $1: sink: $(cat /tmp/sink.out); device delivered $d_dev, sent $d_devtx;" \
 		"passed $d_rx_xdp_pass, dropped $d_rx_xdp_drop, aborted $d_rx_xdp_aborted," \
-		"errors $d_rx_xdp_errors; no buffer $d_rx_dropped, bad $d_rx_bad_completions"
+		"errors $d_rx_xdp_errors, sent back $d_rx_xdp_tx (done $d_tx_xdp_frames);" \
+		"no buffer $d_rx_dropped, bad $d_rx_bad_completions"
 	[ "$rc" -eq 0 ] && [ "$d_dev" -eq $((2 * frames)) ] && [ "$d_rx_dropped" -eq 0 ] &&
 		[ "$d_rx_bad_completions" -eq 0 ]
 }
 # took ACTION: the other half of the frames went to ACTION's counter, and
-# every frame passed went up to the stack.
+# every frame counts as received (XDP is the stack's first layer).
 took() {
-	[ "$d_rx_xdp_pass" -eq $((d_dev - frames)) ] && [ "$d_rx_packets" -eq "$d_rx_xdp_pass" ] &&
+	[ "$d_rx_xdp_pass" -eq $((d_dev - frames)) ] && [ "$d_rx_packets" -eq "$d_dev" ] &&
 		eval "[ \"\$d_rx_xdp_$1\" -eq $frames ]"
 }
 
+# The XDP actions the device says it carries out, as netlink reports them.
+xdp_features_basic() {
+	pf_ynl --do dev-get --json "{\"ifindex\": $(cat "/sys/class/net/$dev/ifindex")}" \
+		>/tmp/ynl.out 2>&1
+	sed 's/^/# /' /tmp/ynl.out
+	grep -q "'xdp-features': {'basic'}" /tmp/ynl.out
+}
+ktap_check "xdp-features is basic (ABORTED, DROP, PASS, TX), no more (ynl netdev dev-get)" \
+	xdp_features_basic
 ktap_check "a native XDP program attaches (xdpdrv)" attach xdp_pass
 ktap_check "XDP_DROP: $frames frames to port 9000 all passed in order, $frames to 9001 dropped" \
 	eval 'run xdp_drop && took drop'
 ktap_check "XDP_ABORTED: counted as aborted, the rest passed" eval 'run xdp_aborted && took aborted'
-ktap_check "XDP_TX (not supported yet): counted as errors, the rest passed" \
-	eval 'run xdp_tx && took errors'
+ktap_check "XDP_TX: sent back out through the device, the rest passed" \
+	eval 'run xdp_tx && took tx && [ "$d_tx_xdp_frames" -eq "$frames" ] &&
+	[ "$d_devtx" -ge "$frames" ] && [ "$d_rx_xdp_errors" -eq 0 ]'
 ktap_check "a program that claims 192 bytes of headroom and 256 of tailroom has them: all passed" \
 	eval 'run xdp_room && [ "$d_rx_xdp_pass" -eq "$d_dev" ] && [ "$d_rx_xdp_aborted" -eq 0 ]'
 
 # Replaced and detached under traffic: 31 streams, paced to last about
-# 15 s (at a rate the sink, a Python loop, keeps up with), into the sink while programs come and go (each kind of change at
+# 30 s (at a rate the sink, a Python loop, keeps up with; a change takes
+# seconds on the debug kernel), into the sink while programs come and go (each kind of change at
 # least once); every frame must arrive, in order.
 churn() {
 	churn_n=$((31 * (frames / 4)))
@@ -97,9 +115,9 @@ churn() {
 	python3 "$here/udp_sink.py" 9000 "$churn_n" 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
-	$host gen --nodes 1-31 --groups 0 --size 64 --count $((frames / 4)) --rate $((churn_n / 15)) \
-		--give-up-ms 20000 --dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 \
-		--dport 9000 >/tmp/gen.out &
+	$host gen --nodes 1-31 --groups 0 --size 64 --count $((frames / 4)) \
+		--rate $((churn_n / 30)) --give-up-ms 20000 --dst-mac "$mac" --dst-ip 192.0.2.1 \
+		--src-ip 198.51.100.0 --dport 9000 >/tmp/gen.out &
 	gen=$!
 	i=0
 	while kill -0 "$gen" 2>/dev/null && [ "$i" -lt 40 ]; do
@@ -129,7 +147,8 @@ ktap_check "a program is refused where a frame and its room do not fit a buffer,
 	! ip link set dev "$dev" xdpdrv obj "$obj" sec xdp_pass 2>/tmp/err &&
 	grep -q "MTU too large for XDP" /tmp/err'
 ktap_check "with a program attached, an MTU its frames would not fit is refused" \
-	eval 'ip link set dev "$dev" mtu 1500 && attach xdp_pass && ! ip link set dev "$dev" mtu 4000 &&
+	eval 'ip link set dev "$dev" mtu 1500 && attach xdp_pass &&
+	! ip link set dev "$dev" mtu 4000 &&
 	[ "$(cat /sys/class/net/$dev/mtu)" -eq 1500 ]'
 ktap_check "rmmod with a program attached" eval 'ip link set "$dev" down && pf_unload'
 ktap_check "no warning or other report in the kernel log" pf_log_clean

@@ -87,12 +87,14 @@ impl EthtoolOps for PagefillNetdev {
         ("rx", "xdp_drop"),
         ("rx", "xdp_aborted"),
         ("rx", "xdp_errors"),
+        ("rx", "xdp_tx"),
         ("tx", "packets"),
         ("tx", "bytes"),
         ("tx", "dropped"),
         ("tx", "bad_completions"),
         ("tx", "sg_frames"),
         ("tx", "csum_offload"),
+        ("tx", "xdp_frames"),
     ];
     const DEVICE_STATS: &'static [&'static CStr] = &[
         c"groups_joined",
@@ -146,12 +148,14 @@ impl EthtoolOps for PagefillNetdev {
                 rx.xdp_drop,
                 rx.xdp_aborted,
                 rx.xdp_errors,
+                rx.xdp_tx,
                 tx.packets,
                 tx.bytes,
                 tx.dropped,
                 tx.bad,
                 tx.sg,
                 tx.csum,
+                tx.xdp_tx,
             ];
             for (v, o) in Iterator::zip(values.into_iter(), &mut out) {
                 *o = v;

@@ -11,6 +11,7 @@ use crate::iface::PagefillNetdev;
 use crate::net::irq::Handler;
 use crate::net::napi::{Poll, PollCtx};
 use crate::net::netdev::Device;
+use crate::rx::XdpPoll;
 
 impl Handler for PagefillNetdev {
     fn handle(dev: &Device<Self>) {
@@ -64,12 +65,28 @@ impl Poll for PagefillNetdev {
         }
         let bar = data.bar.try_access();
         let offloads = data.rx_offloads(dev);
-        let xdp = data.xdp.get(&ctx);
+        let qrings = data.rings.queue(i);
+        let xdp = data
+            .xdp
+            .get(&ctx)
+            .zip(qrings.as_ref().ok())
+            .map(|(prog, rings)| XdpPoll {
+                prog,
+                tx: &q.tx,
+                rings,
+            });
         let Some((rx, pctx)) = q.rx.poll_mut(&mut ctx) else {
             ctx.complete_done(0);
             return 0;
         };
-        let work = rx.poll(dev, pctx, &data.rings, &q.mailbox, offloads, xdp);
+        let work = rx.poll(dev, pctx, &data.rings, &q.mailbox, offloads, xdp.as_ref());
+        // The frames XDP sent back (`XDP_TX`) go with one doorbell a poll.
+        if xdp.is_some() {
+            let tail = q.tx.lock().doorbell();
+            if let (Some(tail), Some(bar)) = (tail, &bar) {
+                let _ = bar.try_write32(tail, abi::reg::queue(i, abi::reg::Q_TX_TAIL));
+            }
+        }
         if let Some(bar) = &bar {
             rx.take_xons(|id| bar.write32(id, abi::reg::XON));
         }

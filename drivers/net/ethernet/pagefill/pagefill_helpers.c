@@ -91,7 +91,7 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct netdev_stat_ops *sops, u32 features,
 			   const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
-			   unsigned int max_mtu)
+			   unsigned int max_mtu, u32 xdp_features)
 {
 	SET_NETDEV_DEV(dev, parent);
 	dev->netdev_ops = ops;
@@ -105,6 +105,8 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 	dev->mtu = mtu;
 	dev->min_mtu = min_mtu;
 	dev->max_mtu = max_mtu;
+	/* Not registered yet: no notification, no lock needed. */
+	xdp_set_features_flag(dev, xdp_features);
 }
 
 unsigned int pagefill_netdev_mtu(const struct net_device *dev)
@@ -543,6 +545,13 @@ u32 pagefill_xdp_run(const struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 	*off = (unsigned char *)xdp.data - hard_start;
 	*len = (unsigned char *)xdp.data_end - (unsigned char *)xdp.data;
 	return act;
+}
+
+int pagefill_xdp_tx_map(struct net_device *dev, struct page *page, u32 off,
+			u32 len, dma_addr_t *dma)
+{
+	*dma = dma_map_page(dev->dev.parent, page, off, len, DMA_TO_DEVICE);
+	return dma_mapping_error(dev->dev.parent, *dma) ? -ENOMEM : 0;
 }
 
 void pagefill_xdp_exception(struct net_device *dev, const struct bpf_prog *prog,

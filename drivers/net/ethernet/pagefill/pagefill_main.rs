@@ -131,6 +131,7 @@ impl pci::Driver for PagefillDriver {
             features: net::netdev::Features::SG
                 .with(net::netdev::Features::HW_CSUM)
                 .with(net::netdev::Features::RXCSUM),
+            xdp_features: net::xdp::Features::BASIC,
         };
         let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;
         let data = iface::NetdevData::new(iface::Probed {

@@ -23,7 +23,7 @@
 //! small ring makes streams starve (the device pauses their senders) but
 //! loses nothing.
 
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::SpinLock};
 
 use crate::abi::{self, rx_flags, rx_kind};
 use crate::hw::Quiesced;
@@ -31,11 +31,13 @@ use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::{PagePool, PoolPage};
 use crate::net::xdp::{Prog, RxQueue, XdpBuf};
+use crate::rings::QueueRings;
 use crate::rings::{RawCqe, Rings, MAX_JOINED};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::Split;
 use crate::rx_slot::{Flushed, NotTaken, Slot};
 use crate::rx_stats::RxStats;
+use crate::tx::TxState;
 
 /// Starvation reports in a row, with a buffer posted and no completion
 /// naming the stream, after which the stream is stuck. Races account for a
@@ -136,6 +138,15 @@ pub(crate) struct RxState {
 }
 
 const _: () = assert!(MAX_JOINED <= 64);
+
+/// What a poll's frames need when an XDP program is attached: the program,
+/// read once for the poll, and the queue pair's transmit ring for the
+/// frames it sends back (`XDP_TX`).
+pub(crate) struct XdpPoll<'a> {
+    pub(crate) prog: Prog<'a>,
+    pub(crate) tx: &'a SpinLock<TxState>,
+    pub(crate) rings: &'a QueueRings,
+}
 
 impl RxState {
     pub(crate) fn new() -> Self {
@@ -398,7 +409,7 @@ impl RxState {
         rings: &Rings,
         mailbox: &MailSlot,
         offloads: RxOffloads,
-        xdp: Option<Prog<'_>>,
+        xdp: Option<&XdpPoll<'_>>,
     ) -> i32 {
         let Ok(qr) = rings.queue(usize::from(self.queue)) else {
             return 0;
@@ -497,7 +508,7 @@ impl RxState {
         &mut self,
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
-        xdp: Option<Prog<'_>>,
+        xdp: Option<&XdpPoll<'_>>,
         rings: &Rings,
         mailbox: &MailSlot,
         cqe: &RawCqe,

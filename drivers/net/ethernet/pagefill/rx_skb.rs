@@ -13,14 +13,16 @@
 //! buffer it could not finish is split on in the next.
 
 use crate::abi::{self, record, record_flags};
+use crate::groups;
 use crate::iface::ETH_HLEN;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PoolPage;
 use crate::net::skb::{SkBuff, MAX_FRAGS};
-use crate::net::xdp::{self, Action, Prog};
+use crate::net::xdp::{self, Action};
 use crate::rings::RawCqe;
 use crate::rx::RxState;
+use crate::rx::XdpPoll;
 use crate::udp_merge;
 
 /// Frames up to this size are copied; larger ones become fragments.
@@ -96,7 +98,7 @@ impl RxState {
         &mut self,
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
-        xdp: Option<Prog<'_>>,
+        xdp: Option<&XdpPoll<'_>>,
         mut sp: Split,
     ) {
         let bytes = sp.cqe.bytes() as usize;
@@ -122,9 +124,9 @@ impl RxState {
             // The device vouches for the checksum; the frame's bytes are
             // checked as any other (length here, headers by the stack).
             let csum_ok = self.offloads.csum && rec.csum_ok();
-            if let Some(prog) = xdp {
+            if let Some(x) = xdp {
                 frames = frames.saturating_add(1);
-                self.xdp_frame(dev, ctx, prog, rec.frame(data), csum_ok);
+                self.xdp_frame(dev, ctx, x, rec.frame(data), csum_ok);
                 off = rec.next();
                 continue;
             }
@@ -278,16 +280,18 @@ impl RxState {
 
     /// A frame through XDP program `prog`: copied into `xdp_buf` after the
     /// headroom XDP promises (the device packs frames with none), run
-    /// there, and dropped or handed up as the program says. Frames handed
-    /// up are copied out into an skb, so the buffer serves the next frame.
+    /// there, and dropped, handed up or sent back as the program says.
+    /// Frames handed up are copied out into an skb, so the buffer serves
+    /// the next frame; one sent back goes with its buffer.
     fn xdp_frame<T: Operations>(
         &mut self,
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
-        prog: Prog<'_>,
+        x: &XdpPoll<'_>,
         frame: &[u8],
         csum_ok: bool,
     ) {
+        let prog = x.prog;
         let buf = match self.xdp_buf.take() {
             Some(buf) => Some(buf),
             None => self.alloc_xdp_buf(ctx),
@@ -305,6 +309,10 @@ impl RxState {
             ctx.count_consumed();
             return;
         };
+        // Received, whatever the program does with it: XDP is the stack's
+        // first layer (the netdev queue statistics' rule).
+        self.stats.packets += 1;
+        self.stats.bytes += frame.len() as u64;
         match v.act {
             Action::Pass => {
                 let out = buf.frame(&v);
@@ -324,8 +332,6 @@ impl RxState {
                         }
                         skb.eth_type_trans(dev);
                         ctx.gro_receive(skb);
-                        self.stats.packets += 1;
-                        self.stats.bytes += out.len() as u64;
                         self.stats.xdp_pass += 1;
                     }
                     None => {
@@ -343,8 +349,28 @@ impl RxState {
                 self.stats.xdp_aborted += 1;
                 ctx.count_consumed();
             }
+            Action::Tx => {
+                ctx.count_consumed();
+                let group = groups::tx_group(buf.frame(&v));
+                let sent = match buf.map_for_tx(dev, &v) {
+                    Ok(f) => x.tx.lock().xmit_xdp(dev, x.rings, f, group),
+                    Err(b) => Err(b),
+                };
+                match sent {
+                    Ok(()) => {
+                        self.stats.xdp_tx += 1;
+                        return;
+                    }
+                    // The ring is full, or the mapping failed: dropped.
+                    Err(b) => {
+                        buf = b;
+                        prog.exception(dev, v.act);
+                        self.stats.xdp_errors += 1;
+                    }
+                }
+            }
             // Not supported yet: dropped, as for an action that failed.
-            Action::Tx | Action::Redirect => {
+            Action::Redirect => {
                 prog.exception(dev, v.act);
                 self.stats.xdp_errors += 1;
                 ctx.count_consumed();

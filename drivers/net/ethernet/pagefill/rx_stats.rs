@@ -41,19 +41,23 @@ pub(crate) struct RxStats {
     pub(crate) merged_frames: u64,
     /// Group changes that made no sense (a driver bug: counted, ignored).
     pub(crate) bad_mail: u64,
-    /// Frames an XDP program passed to the stack (counted in `packets`
-    /// too), dropped, or aborted on (with actions the kernel does not
+    /// Frames an XDP program passed to the stack, dropped, or aborted on
+    /// (all of them counted in `packets` too, as every frame an XDP program
+    /// saw is) (with actions the kernel does not
     /// know); and frames whose action the driver could not carry out
     /// (dropped, as the `xdp_exception` tracepoint reports).
     pub(crate) xdp_pass: u64,
     pub(crate) xdp_drop: u64,
     pub(crate) xdp_aborted: u64,
     pub(crate) xdp_errors: u64,
+    /// Frames an XDP program sent back out, queued for the device
+    /// (`XDP_TX`; the transmit counters count them sent).
+    pub(crate) xdp_tx: u64,
 }
 
 impl RxStats {
     /// Counters in the structure.
-    const FIELDS: usize = 21;
+    const FIELDS: usize = 22;
 
     /// Adds `o`'s counts to these.
     pub(crate) fn add(&mut self, o: &Self) {
@@ -78,6 +82,7 @@ impl RxStats {
         self.xdp_drop += o.xdp_drop;
         self.xdp_aborted += o.xdp_aborted;
         self.xdp_errors += o.xdp_errors;
+        self.xdp_tx += o.xdp_tx;
     }
 
     fn values(&self) -> [u64; Self::FIELDS] {
@@ -103,6 +108,7 @@ impl RxStats {
             self.xdp_drop,
             self.xdp_aborted,
             self.xdp_errors,
+            self.xdp_tx,
         ]
     }
 
@@ -133,6 +139,7 @@ impl RxStats {
             xdp_drop: next(),
             xdp_aborted: next(),
             xdp_errors: next(),
+            xdp_tx: next(),
         }
     }
 }

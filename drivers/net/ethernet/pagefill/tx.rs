@@ -14,6 +14,7 @@ use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations, Rtnl, XmitCtx};
 use crate::net::skb::{SkBuff, TxMapped, TX_MAX_PARTS};
+use crate::net::xdp::{XdpBuf, XdpTxFrame};
 use crate::rings::{QueueRings, TxDesc};
 
 /// Transmit counters.
@@ -28,6 +29,10 @@ pub(crate) struct TxStats {
     pub(crate) sg: u64,
     /// Frames whose checksum the device inserted.
     pub(crate) csum: u64,
+    /// Frames an XDP program sent back out (`XDP_TX`), done; counted in
+    /// `packets` and `bytes` too (the netdev queue statistics' rule), not
+    /// in byte queue limits.
+    pub(crate) xdp_tx: u64,
 }
 
 impl TxStats {
@@ -39,13 +44,42 @@ impl TxStats {
         self.bad += o.bad;
         self.sg += o.sg;
         self.csum += o.csum;
+        self.xdp_tx += o.xdp_tx;
     }
 }
 
 /// A frame in the ring: its mappings and how many descriptors it took.
 pub(crate) struct TxSlot {
-    frame: TxMapped,
+    frame: TxFrame,
     descs: u32,
+}
+
+/// A frame from the stack, or one an XDP program sent back (`XDP_TX`).
+enum TxFrame {
+    Skb(TxMapped),
+    Xdp(XdpTxFrame),
+}
+
+impl TxFrame {
+    /// # Safety
+    ///
+    /// As for [`TxMapped::unmap`]: the device reads the frame no more.
+    unsafe fn unmap<T: Operations>(self, dev: &Device<T>) {
+        match self {
+            // SAFETY: the caller's guarantee.
+            Self::Skb(f) => unsafe { f.unmap(dev) },
+            // SAFETY: the caller's guarantee; the buffer goes back to its
+            // pool.
+            Self::Xdp(f) => drop(unsafe { f.unmap(dev) }),
+        }
+    }
+
+    fn leak(self) {
+        match self {
+            Self::Skb(f) => f.leak(),
+            Self::Xdp(f) => f.leak(),
+        }
+    }
 }
 
 /// The transmit ring's host side.
@@ -259,7 +293,7 @@ impl TxState {
         // once the device's done count passed all of its descriptors.
         let slot = (first & (self.ring() - 1)) as usize;
         self.slots[slot] = Some(TxSlot {
-            frame,
+            frame: TxFrame::Skb(frame),
             descs: parts as u32,
         });
         self.tail = idx;
@@ -270,6 +304,50 @@ impl TxState {
             dev.tx_stop(self.queue);
         }
         Xmit::Queued
+    }
+
+    /// Queues a frame an XDP program sent back (`XDP_TX`), one descriptor,
+    /// in a poll of the queue's NAPI instance; the doorbell waits for the
+    /// poll's end ([`Self::doorbell`]). The buffer back, unmapped, if the
+    /// ring is full.
+    pub(crate) fn xmit_xdp<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        rings: &QueueRings,
+        frame: XdpTxFrame,
+        group: u16,
+    ) -> core::result::Result<(), XdpBuf> {
+        // The stack's frames keep their room: it stops its queue below
+        // that much, and would otherwise find the ring full.
+        if self.slots.is_empty()
+            || self.free() <= TX_MAX_PARTS as u32
+            || rings
+                .tx_write(self.tail, self.shift, &Self::xdp_desc(&frame, group))
+                .is_err()
+        {
+            // SAFETY: the tail was not moved: the device never saw the
+            // frame.
+            return Err(unsafe { frame.unmap(dev) });
+        }
+        let slot = (self.tail & (self.ring() - 1)) as usize;
+        self.slots[slot] = Some(TxSlot {
+            frame: TxFrame::Xdp(frame),
+            descs: 1,
+        });
+        self.tail = self.tail.wrapping_add(1);
+        Ok(())
+    }
+
+    /// The one descriptor of an `XDP_TX` frame.
+    fn xdp_desc(frame: &XdpTxFrame, group: u16) -> TxDesc {
+        TxDesc {
+            addr: frame.addr(),
+            len: frame.len() as u16,
+            group,
+            flags: abi::tx_flags::SOF | abi::tx_flags::EOF,
+            csum_offset: 0,
+            csum_start: 0,
+        }
     }
 
     /// Frees what the device completed; wakes the queue if it had stopped.
@@ -304,8 +382,18 @@ impl TxState {
             }
             let descs = s.descs;
             if let Some(s) = self.slots.get_mut(slot).and_then(Option::take) {
-                pkts += 1;
-                bytes += s.frame.len();
+                // Byte queue limits count the stack's frames only.
+                match &s.frame {
+                    TxFrame::Skb(f) => {
+                        pkts += 1;
+                        bytes += f.len();
+                    }
+                    TxFrame::Xdp(f) => {
+                        self.stats.xdp_tx += 1;
+                        self.stats.packets += 1;
+                        self.stats.bytes += u64::from(f.len());
+                    }
+                }
                 // SAFETY: the device's done count passed every descriptor
                 // of the frame (checked above against what was written):
                 // it reads none of them again.

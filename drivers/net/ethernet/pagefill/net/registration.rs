@@ -44,6 +44,8 @@ pub struct Config {
     /// Offloads the device offers, on at registration (the user may turn
     /// each off with `ethtool -K`).
     pub features: Features,
+    /// The XDP actions the driver carries out (`xdp_features`).
+    pub xdp_features: crate::net::xdp::Features,
 }
 
 /// The private area of a device with operations `T`.
@@ -150,6 +152,7 @@ impl<T: Operations> Registration<T> {
                 cfg.mtu,
                 cfg.min_mtu,
                 cfg.max_mtu,
+                cfg.xdp_features.bits(),
             )
         };
         // A new interface has no carrier until the driver says the link is up.

@@ -343,13 +343,112 @@ impl XdpBuf {
     }
 }
 
+impl XdpBuf {
+    /// Maps the frame a [`Verdict`] of [`Self::run`] describes for `dev`'s
+    /// parent to read (`XDP_TX`); the buffer back if the mapping failed.
+    pub fn map_for_tx<T: Operations>(
+        self,
+        dev: &Device<T>,
+        v: &Verdict,
+    ) -> core::result::Result<XdpTxFrame, Self> {
+        if v.len == 0 || v.off.saturating_add(v.len) > self.page.len() {
+            return Err(self);
+        }
+        let mut dma = 0;
+        // SAFETY: the device is registered, its parent bound; the range is
+        // inside the buffer (checked above), which only this value accesses
+        // and which stays allocated while mapped (the frame owns it).
+        let r = unsafe {
+            ffi::pagefill_xdp_tx_map(
+                dev.as_raw(),
+                self.page.as_raw(),
+                v.off as u32,
+                v.len as u32,
+                &mut dma,
+            )
+        };
+        if r != 0 {
+            return Err(self);
+        }
+        // INVARIANT: mapped above, for reading, with this length.
+        Ok(XdpTxFrame {
+            buf: core::mem::ManuallyDrop::new(self),
+            dma,
+            len: v.len as u32,
+        })
+    }
+}
+
+/// A frame of an [`XdpBuf`] mapped for the device to read (`XDP_TX`). Like
+/// a mapped skb, it is only given back by [`Self::unmap`], which is
+/// `unsafe`; dropped mapped, it leaks and warns rather than recycle memory
+/// the device may still read.
+///
+/// # Invariants
+///
+/// `dma` maps `len` bytes of `buf`'s buffer for the parent of the network
+/// device it was mapped for, to read; nothing writes the buffer meanwhile.
+pub struct XdpTxFrame {
+    buf: core::mem::ManuallyDrop<XdpBuf>,
+    dma: u64,
+    len: u32,
+}
+
+impl XdpTxFrame {
+    /// The frame's bus address.
+    pub fn addr(&self) -> u64 {
+        self.dma
+    }
+
+    /// The frame's length.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the frame is empty (never: `map_for_tx` refuses that).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Unmaps the frame and gives back its buffer.
+    ///
+    /// # Safety
+    ///
+    /// The device does not read the frame any more: it reported it sent, it
+    /// was reset, or it never saw the frame's descriptor.
+    pub unsafe fn unmap<T: Operations>(self, dev: &Device<T>) -> XdpBuf {
+        let mut this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: mapped for `dev`'s parent with this address and length
+        // (type invariant), as a page; the device is done (the caller's
+        // guarantee).
+        unsafe { ffi::pagefill_tx_unmap_frag(dev.as_raw(), this.dma, this.len) };
+        // SAFETY: `buf` is taken once, and `this` is not dropped.
+        unsafe { core::mem::ManuallyDrop::take(&mut this.buf) }
+    }
+
+    /// Gives up the frame for good: the device may still read it (a reset
+    /// that failed). The mapping and the buffer stay.
+    pub fn leak(self) {
+        core::mem::forget(self);
+    }
+}
+
+impl Drop for XdpTxFrame {
+    fn drop(&mut self) {
+        // Dropped without `unmap` or `leak`: a driver bug; the buffer is
+        // leaked (`buf` is never dropped here), and a warning says so once.
+        static WARNED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+        kernel::warn_on!(!WARNED.swap(true, Ordering::Relaxed));
+    }
+}
+
 fn ffi_page_address(page: &PoolPage) -> *mut u8 {
     // SAFETY: a live pool page (its invariant); pool pages are never
     // highmem.
     unsafe { ffi::pagefill_page_address(page.as_raw()).cast() }
 }
 
-/// The extended acknowledgement of a configuration request: where a driver
+/// The extended acknowledgment of a configuration request: where a driver
 /// says why it refused.
 pub struct ExtAck {
     extack: *mut kernel::bindings::netlink_ext_ack,
@@ -404,4 +503,19 @@ pub(crate) unsafe extern "C" fn ndo_bpf<T: Operations>(
     }
     T::xdp_install(dev, &rtnl, core::mem::ManuallyDrop::into_inner(prog));
     0
+}
+
+/// The XDP actions a device carries out, as it advertises them
+/// (`xdp_features`, `NETDEV_XDP_ACT_*`).
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Features(u32);
+
+impl Features {
+    /// `XDP_ABORTED`, `XDP_DROP`, `XDP_PASS` and `XDP_TX`.
+    pub const BASIC: Self = Self(ffi::pagefill_xdp_features_PAGEFILL_XDP_ACT_BASIC);
+
+    /// The `NETDEV_XDP_ACT_*` bits.
+    pub(crate) fn bits(self) -> u32 {
+        self.0
+    }
 }
