@@ -81,11 +81,10 @@ impl Poll for PagefillNetdev {
         };
         let work = rx.poll(dev, pctx, &data.rings, &q.mailbox, offloads, xdp.as_ref());
         // The frames XDP sent back (`XDP_TX`) go with one doorbell a poll.
-        if xdp.is_some() {
-            let tail = q.tx.lock().doorbell();
-            if let (Some(tail), Some(bar)) = (tail, &bar) {
+        if let (Some(_), Some(bar)) = (&xdp, &bar) {
+            q.tx.lock().ring_doorbell(|tail| {
                 let _ = bar.try_write32(tail, abi::reg::queue(i, abi::reg::Q_TX_TAIL));
-            }
+            });
         }
         if let Some(bar) = &bar {
             rx.take_xons(|id| bar.write32(id, abi::reg::XON));

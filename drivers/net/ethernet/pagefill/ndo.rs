@@ -100,15 +100,19 @@ impl Operations for PagefillNetdev {
         let (outcome, ring) = match tx.xmit(dev, ctx, rings, skb) {
             // The doorbell waits while the stack has more frames coming
             // and the queue runs.
-            Xmit::Queued if ctx.xmit_more() && !dev.tx_stopped(i as u32) => (TxOutcome::Ok, None),
-            Xmit::Queued => (TxOutcome::Ok, tx.doorbell()),
-            Xmit::Busy(skb) => (TxOutcome::Busy(skb), tx.doorbell()),
-            Xmit::Dropped => (TxOutcome::Ok, tx.doorbell()),
+            Xmit::Queued if ctx.xmit_more() && !dev.tx_stopped(i as u32) => (TxOutcome::Ok, false),
+            Xmit::Queued => (TxOutcome::Ok, true),
+            Xmit::Busy(skb) => (TxOutcome::Busy(skb), true),
+            Xmit::Dropped => (TxOutcome::Ok, true),
         };
-        drop(tx);
-        if let (Some(tail), Some(bar)) = (ring, data.bar.try_access()) {
-            let _ = bar.try_write32(tail, abi::reg::queue(i, abi::reg::Q_TX_TAIL));
+        if ring {
+            if let Some(bar) = data.bar.try_access() {
+                tx.ring_doorbell(|tail| {
+                    let _ = bar.try_write32(tail, abi::reg::queue(i, abi::reg::Q_TX_TAIL));
+                });
+            }
         }
+        drop(tx);
         outcome
     }
 

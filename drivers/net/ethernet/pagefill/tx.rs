@@ -101,7 +101,7 @@ pub(crate) struct TxState {
 
 /// What `xmit` did.
 pub(crate) enum Xmit {
-    /// Queued; ring the doorbell ([`TxState::doorbell`]) unless more
+    /// Queued; ring the doorbell ([`TxState::ring_doorbell`]) unless more
     /// frames follow.
     Queued,
     /// The ring is full: the stack keeps the frame.
@@ -187,18 +187,22 @@ impl TxState {
         core::mem::take(&mut self.slots)
     }
 
-    /// The tail to ring the doorbell with, if the device has not been told
-    /// of every descriptor written; it counts as rung from here on.
+    /// Tells the device of every descriptor written since it was last told,
+    /// through `write` (the write of the tail to the doorbell register), if
+    /// there are any. The write happens here, under the transmit lock (this
+    /// takes `&mut self`): the stack's doorbells and those of XDP's polls
+    /// (`XDP_TX`) reach the device in the order of their tails, never an
+    /// older tail after a newer one.
     ///
     /// A frame queued with `xmit_more` leaves its doorbell to the next; if
     /// that one is dropped or refused, the doorbell is rung for the ones
     /// before it all the same, or they would wait for the next frame.
-    pub(crate) fn doorbell(&mut self) -> Option<u32> {
+    pub(crate) fn ring_doorbell(&mut self, write: impl FnOnce(u32)) {
         if self.tail == self.rung {
-            return None;
+            return;
         }
         self.rung = self.tail;
-        Some(self.tail)
+        write(self.tail);
     }
 
     /// Descriptors free in the ring.
@@ -308,7 +312,7 @@ impl TxState {
 
     /// Queues a frame an XDP program sent back (`XDP_TX`), one descriptor,
     /// in a poll of the queue's NAPI instance; the doorbell waits for the
-    /// poll's end ([`Self::doorbell`]). The buffer back, unmapped, if the
+    /// poll's end ([`Self::ring_doorbell`]). The buffer back, unmapped, if the
     /// ring is full.
     pub(crate) fn xmit_xdp<T: Operations>(
         &mut self,
