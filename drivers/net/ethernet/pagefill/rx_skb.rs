@@ -145,15 +145,8 @@ impl RxState {
                 self.frag_frame(dev, ctx, buf, rec.start, frame)
             };
             match skb {
-                Some(mut skb) => {
-                    if csum_ok {
-                        skb.set_csum_unnecessary();
-                        self.stats.csum_unnecessary += 1;
-                    } else {
-                        self.stats.csum_none += 1;
-                    }
-                    skb.eth_type_trans(dev);
-                    ctx.gro_receive(skb);
+                Some(skb) => {
+                    self.hand_up(dev, ctx, skb, csum_ok);
                     self.stats.packets += 1;
                     self.stats.bytes += rec.len as u64;
                 }
@@ -278,6 +271,25 @@ impl RxState {
         (skb.len() as usize == udp_merge::HEADERS + payload).then_some(skb)
     }
 
+    /// Hands a frame's skb to the stack through GRO, its checksum marked
+    /// checked if the device vouched for it (`csum_ok`), and counts which.
+    fn hand_up<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        ctx: &PollCtx<'_>,
+        mut skb: SkBuff,
+        csum_ok: bool,
+    ) {
+        if csum_ok {
+            skb.set_csum_unnecessary();
+            self.stats.csum_unnecessary += 1;
+        } else {
+            self.stats.csum_none += 1;
+        }
+        skb.eth_type_trans(dev);
+        ctx.gro_receive(skb);
+    }
+
     /// A frame through XDP program `prog`: copied into `xdp_buf` after the
     /// headroom XDP promises (the device packs frames with none), run
     /// there, and dropped, handed up or sent back as the program says.
@@ -321,17 +333,11 @@ impl RxState {
                     .flatten()
                     .and_then(|mut skb| skb.put_data(out).ok().map(|()| skb));
                 match skb {
-                    Some(mut skb) => {
+                    Some(skb) => {
                         // The device's word holds for the bytes it checked:
                         // a frame the program moved or cut is checked again.
-                        if csum_ok && v.off == xdp::HEADROOM && v.len == frame.len() {
-                            skb.set_csum_unnecessary();
-                            self.stats.csum_unnecessary += 1;
-                        } else {
-                            self.stats.csum_none += 1;
-                        }
-                        skb.eth_type_trans(dev);
-                        ctx.gro_receive(skb);
+                        let kept = v.off == xdp::HEADROOM && v.len == frame.len();
+                        self.hand_up(dev, ctx, skb, csum_ok && kept);
                         self.stats.xdp_pass += 1;
                     }
                     None => {
