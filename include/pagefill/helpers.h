@@ -182,12 +182,34 @@ void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq);
 /*
  * Runs @prog on the frame of *@len bytes at *@off in @page's @frame_sz-byte
  * buffer; returns its action, and the frame's offset and length after it.
+ * For XDP_REDIRECT it also redirects the frame (xdp_do_redirect()): on
+ * success (*@redirect_err 0) the buffer belongs to the redirect's target.
+ * In a NAPI poll, which then calls pagefill_xdp_do_flush() before it ends.
  */
-u32 pagefill_xdp_run(const struct bpf_prog *prog, struct xdp_rxq_info *rxq,
-		     struct page *page, u32 frame_sz, u32 *off, u32 *len);
+u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
+		     struct page *page, u32 frame_sz, u32 *off, u32 *len,
+		     int *redirect_err);
+void pagefill_xdp_do_flush(void);
+/* A frame redirected to the device (ndo_xdp_xmit). */
+struct xdp_frame;
+bool pagefill_xdp_frame_has_frags(const struct xdp_frame *frame);
+u32 pagefill_xdp_frame_len(const struct xdp_frame *frame);
+const void *pagefill_xdp_frame_data(const struct xdp_frame *frame);
+/* Maps @frame for the parent device of @dev to read. */
+int pagefill_xdp_frame_map(struct net_device *dev, struct xdp_frame *frame,
+			   dma_addr_t *dma);
+void pagefill_xdp_frame_unmap(struct net_device *dev, dma_addr_t dma, u32 len);
+void pagefill_xdp_return_frame(struct xdp_frame *frame);
 /* The xdp_features bits the driver may advertise. */
 enum pagefill_xdp_features {
 	PAGEFILL_XDP_ACT_BASIC = NETDEV_XDP_ACT_BASIC,
+	PAGEFILL_XDP_ACT_REDIRECT = NETDEV_XDP_ACT_REDIRECT,
+	PAGEFILL_XDP_ACT_NDO_XMIT = NETDEV_XDP_ACT_NDO_XMIT,
+};
+
+/* The flags of an ndo_xdp_xmit call (net/xdp.h's, checked there). */
+enum pagefill_xdp_xmit_flags {
+	PAGEFILL_XDP_XMIT_FLUSH = 1U << 0,
 };
 
 /* The headroom and tailroom an xdp_buff must have. */

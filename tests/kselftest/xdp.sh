@@ -7,9 +7,11 @@
 # (default 3000) to port 9000, into a UDP sink that must get every one in
 # order, and as many to port 9001; the driver's counters (ethtool -S) must
 # account for every frame the device model delivered: dropped, aborted or
-# refused by the program's choice, passed otherwise. Programs are replaced
-# and detached under traffic without a frame lost, and a program gets
-# XDP's headroom and room at the tail.
+# refused by the program's choice, passed otherwise. A program that drops
+# one port's frames, redirects a second port's to the second NIC and
+# passes the rest has every frame accounted for by both device models.
+# Programs are replaced and detached under traffic without a frame lost,
+# and a program gets XDP's headroom and room at the tail. Needs two NICs.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 frames=${2:-3000}
@@ -23,11 +25,21 @@ if ! command -v clang >/dev/null ||
 	echo "1..0 # SKIP needs clang with the BPF target and the kernel's UAPI headers"
 	exit 4
 fi
-ktap_plan 13
+ktap_plan 15
 pf_log_mark
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")
+# The second NIC (fabric node 1), up: the target of redirects. Without
+# IPv6, it sends nothing of its own (router solicitations, MLD) that this
+# NIC would count among the frames the tests account for.
+peer=$(ls "/sys/bus/pci/devices/$(pf_nics | sed -n 2p)/net")
+sysctl -qw "net.ipv6.conf.$peer.disable_ipv6=1"
+ip link set "$peer" up
+# The redirecting program names the peer by its interface index.
+clang -O2 -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
+	-DPEER_IFINDEX="$(cat "/sys/class/net/$peer/ifindex")" \
+	-c "$here/xdp_pagefill.bpf.c" -o "$obj"
 ip addr add 192.0.2.1/24 dev "$dev"
 ip link set "$dev" up
 mac=$(cat "/sys/class/net/$dev/address")
@@ -40,22 +52,28 @@ attach() {
 		ip -d link show dev "$dev" | grep -q 'prog/xdp id'
 }
 
-# send PORT COUNT [NODES]: COUNT frames of 64 bytes from each of NODES
-# (default 1) to UDP port PORT, unpaced.
+# send PORT COUNT [RATE]: COUNT frames of 64 bytes from node 2 (nodes 0
+# and 1 are the NICs) to UDP port PORT, RATE a second (default unpaced).
 send() {
-	$host gen --nodes "${3:-1}" --groups 0 --size 64 --count "$2" --give-up-ms 20000 \
+	$host gen --nodes 2 --groups 0 --size 64 --count "$2" --rate "${3:-0}" --give-up-ms 20000 \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 --dport "$1" >/tmp/gen.out
 }
 
-# run SECTION: with the program of SECTION attached, FRAMES frames to port
-# 9001 (the program's), then FRAMES to port 9000 into the sink, which must
-# get all of them. The counters' changes are left in $d_NAME.
+# run SECTION [PORTS [RATE]]: with the program of SECTION attached, FRAMES
+# frames to each of PORTS (default 9001, the program's) at RATE a second
+# (default unpaced), then FRAMES to port 9000 into the sink, which must get
+# all of them. The counters' changes are left in $d_NAME.
 counters="rx_packets rx_xdp_pass rx_xdp_drop rx_xdp_aborted rx_xdp_errors rx_xdp_tx tx_xdp_frames
-	rx_dropped rx_bad_completions"
+	rx_xdp_redirect rx_dropped rx_bad_completions"
 snapshot() {
 	for c in $counters; do eval "$1_$c=$(pf_qsum "$dev" "$c")"; done
 	eval "$1_dev=$(stat rx_frames) $1_devtx=$(stat tx_frames)"
+	eval "$1_unjoined=$(stat drop_unjoined)"
+	eval "$1_peer_xmit=$(pf_qsum "$peer" tx_xdp_xmit)"
+	eval "$1_peer_xmit_errors=$(pf_qsum "$peer" tx_xdp_xmit_errors)"
+	eval "$1_peer_devtx=$($host ctl 1 stats | sed -n 's/^tx_frames //p')"
 }
+deltas="$counters dev devtx unjoined peer_xmit peer_xmit_errors peer_devtx"
 run() {
 	attach "$1" || return 1
 	snapshot a
@@ -63,20 +81,30 @@ run() {
 	python3 "$here/udp_sink.py" 9000 "$frames" 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
-	send 9001 "$frames" && send 9000 "$frames"
+	for port in ${2:-9001}; do
+		send "$port" "$frames" "${3:-0}" || break
+	done
+	send 9000 "$frames"
 	wait "$sink"
 	rc=$?
 	# The counters are published at the end of each poll; frames sent
 	# back are counted once the device reports them sent.
 	eventually eval '[ "$(pf_qsum "$dev" rx_xdp_pass)" -ge $((a_rx_xdp_pass + frames)) ] &&
-		[ "$(pf_qsum "$dev" tx_xdp_frames)" -ge "$(pf_qsum "$dev" rx_xdp_tx)" ]'
+		[ "$(pf_qsum "$dev" tx_xdp_frames)" -ge "$(pf_qsum "$dev" rx_xdp_tx)" ] &&
+		[ $(($(pf_qsum "$peer" tx_xdp_xmit) + $(pf_qsum "$peer" tx_xdp_xmit_errors) -
+			a_peer_xmit - a_peer_xmit_errors)) -ge \
+			$(($(pf_qsum "$dev" rx_xdp_redirect) - a_rx_xdp_redirect)) ]'
 	snapshot b
-	for c in $counters dev devtx; do eval "d_$c=\$((b_$c - a_$c))"; done
+	for c in $deltas; do eval "d_$c=\$((b_$c - a_$c))"; done
 	echo "# $1: sink: $(cat /tmp/sink.out); device delivered $d_dev, sent $d_devtx;" \
 		"passed $d_rx_xdp_pass, dropped $d_rx_xdp_drop, aborted $d_rx_xdp_aborted," \
-		"errors $d_rx_xdp_errors, sent back $d_rx_xdp_tx (done $d_tx_xdp_frames);" \
-		"no buffer $d_rx_dropped, bad $d_rx_bad_completions"
-	[ "$rc" -eq 0 ] && [ "$d_dev" -eq $((2 * frames)) ] && [ "$d_rx_dropped" -eq 0 ] &&
+		"errors $d_rx_xdp_errors, sent back $d_rx_xdp_tx (done $d_tx_xdp_frames)," \
+		"redirected $d_rx_xdp_redirect (the peer sent $d_peer_xmit, refused" \
+		"$d_peer_xmit_errors; its device sent $d_peer_devtx, this one dropped" \
+		"$d_unjoined unjoined); no buffer $d_rx_dropped, bad $d_rx_bad_completions"
+	nports=$(echo ${2:-9001} | wc -w)
+	[ "$rc" -eq 0 ] && [ "$d_dev" -eq $(((nports + 1) * frames)) ] &&
+		[ "$d_rx_dropped" -eq 0 ] &&
 		[ "$d_rx_bad_completions" -eq 0 ]
 }
 # took ACTION: the other half of the frames went to ACTION's counter, and
@@ -86,36 +114,53 @@ took() {
 		eval "[ \"\$d_rx_xdp_$1\" -eq $frames ]"
 }
 
-# The XDP actions the device says it carries out, as netlink reports them.
-xdp_features_basic() {
+# The XDP actions the device says it carries out, as netlink reports them
+# (a Python set: in any order).
+xdp_features() {
 	pf_ynl --do dev-get --json "{\"ifindex\": $(cat "/sys/class/net/$dev/ifindex")}" \
 		>/tmp/ynl.out 2>&1
 	sed 's/^/# /' /tmp/ynl.out
-	grep -q "'xdp-features': {'basic'}" /tmp/ynl.out
+	sed -n "s/.*'xdp-features': {\([^}]*\)}.*/\1/p" /tmp/ynl.out | tr -d "' " | tr , '\n' |
+		sort | tr '\n' ' ' >/tmp/features
+	[ "$(cat /tmp/features)" = "basic ndo-xmit redirect " ]
 }
-ktap_check "xdp-features is basic (ABORTED, DROP, PASS, TX), no more (ynl netdev dev-get)" \
-	xdp_features_basic
+ktap_check "xdp-features: basic (ABORTED, DROP, PASS, TX), redirect, ndo-xmit; no more" \
+	xdp_features
 ktap_check "a native XDP program attaches (xdpdrv)" attach xdp_pass
 ktap_check "XDP_DROP: $frames frames to port 9000 all passed in order, $frames to 9001 dropped" \
 	eval 'run xdp_drop && took drop'
 ktap_check "XDP_ABORTED: counted as aborted, the rest passed" eval 'run xdp_aborted && took aborted'
+# Frames sent back or redirected go out at the rate the transmit ring
+# drains: one that finds it full is dropped and counted (rxN_xdp_errors,
+# txN_xdp_xmit_errors), as received frames outrun the link; these runs
+# keep to a rate the device model sends, where none may be.
 ktap_check "XDP_TX: sent back out through the device, the rest passed" \
-	eval 'run xdp_tx && took tx && [ "$d_tx_xdp_frames" -eq "$frames" ] &&
+	eval 'run xdp_tx 9001 10000 && took tx && [ "$d_tx_xdp_frames" -eq "$frames" ] &&
 	[ "$d_devtx" -ge "$frames" ] && [ "$d_rx_xdp_errors" -eq 0 ]'
+# Frames to 9002 go to the peer NIC, which sends them to group 4095:
+# every one is accounted for by the driver's counters on both NICs and
+# by both device models (the peer's sent them; this one, as no NIC joined
+# the group, dropped them as unjoined when they came back on the fabric).
+ktap_check "XDP_REDIRECT to the second NIC: sent by it; dropped and passed frames accounted for" \
+	eval 'run xdp_mix "9001 9002" 10000 && [ "$d_rx_xdp_drop" -eq "$frames" ] &&
+	[ "$d_rx_xdp_redirect" -eq "$frames" ] && [ "$d_rx_xdp_pass" -eq "$frames" ] &&
+	[ "$d_rx_xdp_errors" -eq 0 ] && [ "$d_rx_packets" -eq "$d_dev" ] &&
+	[ "$d_peer_xmit" -eq "$frames" ] && [ "$d_peer_xmit_errors" -eq 0 ] &&
+	[ "$d_peer_devtx" -eq "$frames" ] && [ "$d_unjoined" -eq "$frames" ]'
 ktap_check "a program that claims 192 bytes of headroom and 256 of tailroom has them: all passed" \
 	eval 'run xdp_room && [ "$d_rx_xdp_pass" -eq "$d_dev" ] && [ "$d_rx_xdp_aborted" -eq 0 ]'
 
-# Replaced and detached under traffic: 31 streams, paced to last about
+# Replaced and detached under traffic: 30 streams, paced to last about
 # 30 s (at a rate the sink, a Python loop, keeps up with; a change takes
 # seconds on the debug kernel), into the sink while programs come and go (each kind of change at
 # least once); every frame must arrive, in order.
 churn() {
-	churn_n=$((31 * (frames / 4)))
+	churn_n=$((30 * (frames / 4)))
 	rm -f /tmp/udp_sink.ready
 	python3 "$here/udp_sink.py" 9000 "$churn_n" 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
-	$host gen --nodes 1-31 --groups 0 --size 64 --count $((frames / 4)) \
+	$host gen --nodes 2-31 --groups 0 --size 64 --count $((frames / 4)) \
 		--rate $((churn_n / 30)) --give-up-ms 20000 --dst-mac "$mac" --dst-ip 192.0.2.1 \
 		--src-ip 198.51.100.0 --dport 9000 >/tmp/gen.out &
 	gen=$!
@@ -137,6 +182,27 @@ churn() {
 	[ "$rc" -eq 0 ] && [ "$i" -ge 4 ]
 }
 ktap_check "programs replaced and detached under traffic: no frame lost" churn
+
+# Jumbo frames: at MTU 9000 the receive buffers grow to hold a frame with
+# XDP's room, and a program sees each frame whole, in one buffer.
+jumbo() {
+	attach xdp_pass && ip link set dev "$dev" mtu 9000 || return 1
+	before=$(pf_qsum "$dev" rx_xdp_pass)
+	rm -f /tmp/udp_sink.ready
+	python3 "$here/udp_sink.py" 9000 200 120 >/tmp/sink.out 2>&1 &
+	sink=$!
+	eventually test -f /tmp/udp_sink.ready
+	$host gen --nodes 2 --groups 0 --size 9014 --count 200 --give-up-ms 20000 \
+		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 --dport 9000 >/tmp/gen.out
+	wait "$sink"
+	rc=$?
+	eventually eval '[ "$(pf_qsum "$dev" rx_xdp_pass)" -ge $((before + 200)) ]'
+	passed=$(($(pf_qsum "$dev" rx_xdp_pass) - before))
+	echo "# MTU 9000: sink: $(cat /tmp/sink.out); passed $passed"
+	[ "$rc" -eq 0 ] && [ "$passed" -eq 200 ] &&
+		ip link set dev "$dev" mtu 1500
+}
+ktap_check "MTU 9000 with a program attached: 200 frames of 9014 bytes through it, all passed" jumbo
 
 ip link set dev "$dev" xdpdrv off
 ktap_check "detached: no program left" eval '! ip -d link show dev "$dev" | grep -q "prog/xdp"'

@@ -6,6 +6,10 @@
  *   xdp_aborted   aborts on them (XDP_ABORTED);
  *   xdp_tx        sends them back (XDP_TX);
  *   xdp_pass      passes them;
+ *   xdp_mix       drops them, redirects those to port 9002 to the device
+ *                 of ifindex PEER_IFINDEX (given when built) addressed
+ *                 to group 4095, which no NIC of the test joins, and
+ *                 passes the rest;
  *   xdp_room      claims 192 bytes of headroom (of XDP_PACKET_HEADROOM's
  *                 256, the core keeps room for a struct xdp_frame) and 256
  *                 bytes of tailroom, gives both back and passes the frame:
@@ -22,11 +26,13 @@
 
 static long (*xdp_adjust_head)(struct xdp_md *ctx, int delta) =
 	(void *)BPF_FUNC_xdp_adjust_head;
+static long (*redirect)(__u32 ifindex, __u64 flags) =
+	(void *)BPF_FUNC_redirect;
 static long (*xdp_adjust_tail)(struct xdp_md *ctx, int delta) =
 	(void *)BPF_FUNC_xdp_adjust_tail;
 
-/* Whether the frame is IPv4 UDP to port 9001 (big endian 0x2329). */
-static __attribute__((always_inline)) int to_9001(struct xdp_md *ctx)
+/* The UDP destination port of an IPv4 UDP frame (host order), else 0. */
+static __attribute__((always_inline)) int udp_dport(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -39,7 +45,13 @@ static __attribute__((always_inline)) int to_9001(struct xdp_md *ctx)
 	if (eth->h_proto != __builtin_bswap16(ETH_P_IP) || ip->ihl != 5 ||
 	    ip->protocol != IPPROTO_UDP)
 		return 0;
-	return udp->dest == __builtin_bswap16(9001);
+	return __builtin_bswap16(udp->dest);
+}
+
+/* Whether the frame is IPv4 UDP to port 9001. */
+static __attribute__((always_inline)) int to_9001(struct xdp_md *ctx)
+{
+	return udp_dport(ctx) == 9001;
 }
 
 SEC("xdp_drop") int prog_drop(struct xdp_md *ctx)
@@ -60,6 +72,32 @@ SEC("xdp_tx") int prog_tx(struct xdp_md *ctx)
 SEC("xdp_pass") int prog_pass(struct xdp_md *ctx)
 {
 	return XDP_PASS;
+}
+
+#ifndef PEER_IFINDEX
+#define PEER_IFINDEX 0
+#endif
+
+SEC("xdp_mix") int prog_mix(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	struct ethhdr *eth = data;
+	int port = udp_dport(ctx);
+
+	if (port == 9001)
+		return XDP_DROP;
+	if (port != 9002)
+		return XDP_PASS;
+	/* pagefill's group 4095 (udp_dport() checked that the headers are
+	 * there); stored byte by byte, as the loader takes no data section.
+	 */
+	eth->h_dest[0] = 0x01;
+	eth->h_dest[1] = 0x50;
+	eth->h_dest[2] = 0x46;
+	eth->h_dest[3] = 0x4c;
+	eth->h_dest[4] = 0x0f;
+	eth->h_dest[5] = 0xff;
+	return redirect(PEER_IFINDEX, 0);
 }
 
 SEC("xdp_room") int prog_room(struct xdp_md *ctx)

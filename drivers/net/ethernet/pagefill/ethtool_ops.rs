@@ -88,6 +88,7 @@ impl EthtoolOps for PagefillNetdev {
         ("rx", "xdp_aborted"),
         ("rx", "xdp_errors"),
         ("rx", "xdp_tx"),
+        ("rx", "xdp_redirect"),
         ("tx", "packets"),
         ("tx", "bytes"),
         ("tx", "dropped"),
@@ -95,6 +96,8 @@ impl EthtoolOps for PagefillNetdev {
         ("tx", "sg_frames"),
         ("tx", "csum_offload"),
         ("tx", "xdp_frames"),
+        ("tx", "xdp_xmit"),
+        ("tx", "xdp_xmit_errors"),
     ];
     const DEVICE_STATS: &'static [&'static CStr] = &[
         c"groups_joined",
@@ -149,6 +152,7 @@ impl EthtoolOps for PagefillNetdev {
                 rx.xdp_aborted,
                 rx.xdp_errors,
                 rx.xdp_tx,
+                rx.xdp_redirect,
                 tx.packets,
                 tx.bytes,
                 tx.dropped,
@@ -156,6 +160,8 @@ impl EthtoolOps for PagefillNetdev {
                 tx.sg,
                 tx.csum,
                 tx.xdp_tx,
+                tx.xdp_xmit,
+                tx.xdp_xmit_errors,
             ];
             for (v, o) in Iterator::zip(values.into_iter(), &mut out) {
                 *o = v;

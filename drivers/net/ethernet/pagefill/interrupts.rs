@@ -11,6 +11,7 @@ use crate::iface::PagefillNetdev;
 use crate::net::irq::Handler;
 use crate::net::napi::{Poll, PollCtx};
 use crate::net::netdev::Device;
+use crate::net::xdp;
 use crate::rx::XdpPoll;
 
 impl Handler for PagefillNetdev {
@@ -74,12 +75,16 @@ impl Poll for PagefillNetdev {
                 prog,
                 tx: &q.tx,
                 rings,
+                redirected: core::cell::Cell::new(false),
             });
         let Some((rx, pctx)) = q.rx.poll_mut(&mut ctx) else {
             ctx.complete_done(0);
             return 0;
         };
         let work = rx.poll(dev, pctx, &data.rings, &q.mailbox, offloads, xdp.as_ref());
+        if xdp.as_ref().is_some_and(|x| x.redirected.get()) {
+            xdp::flush_redirects(pctx);
+        }
         // The frames XDP sent back (`XDP_TX`) go with one doorbell a poll.
         if let (Some(_), Some(bar)) = (&xdp, &bar) {
             q.tx.lock().ring_doorbell(|tail| {

@@ -17,7 +17,7 @@ use crate::net::netdev::{
     Device, McList, Operations, QueueStatsRx, QueueStatsTx, Rtnl, Stats64, TxOutcome, XmitCtx,
 };
 use crate::net::skb::SkBuff;
-use crate::net::xdp::{BpfProg, ExtAck};
+use crate::net::xdp::{BpfProg, ExtAck, XmitFrames};
 use crate::tx::Xmit;
 
 #[vtable]
@@ -51,6 +51,37 @@ impl Operations for PagefillNetdev {
     /// No reset: the next poll of each queue reads the new program.
     fn xdp_install(dev: &Device<Self>, rtnl: &Rtnl<'_>, prog: Option<BpfProg>) {
         drop(dev.data().xdp.replace(prog, rtnl));
+    }
+
+    /// Each CPU sends on the queue pair of its number (modulo the pairs),
+    /// beside the stack's frames and under the same lock; the frames take
+    /// one descriptor each and leave the stack its room.
+    fn xdp_xmit(dev: &Device<Self>, frames: &mut XmitFrames<'_>, flush: bool) -> Result {
+        let data = dev.data();
+        let active = data.active();
+        if active.is_empty() {
+            return Err(ENETDOWN);
+        }
+        let i = kernel::cpu::CpuId::current().as_u32() as usize % active.len();
+        let q = &active[i];
+        let rings = data.rings.queue(i)?;
+        let mut tx = q.tx.lock();
+        // A stopped queue is full, or not started: the device may not read
+        // its ring yet.
+        if !dev.is_running() || !tx.is_running() || dev.tx_stopped(i as u32) {
+            tx.count_xmit_refused(frames.remaining());
+            return Err(ENETDOWN);
+        }
+        frames.send_each(|f| tx.xmit_redirected(dev, rings, f));
+        tx.count_xmit_refused(frames.remaining());
+        if flush {
+            if let Some(bar) = data.bar.try_access() {
+                tx.ring_doorbell(|tail| {
+                    let _ = bar.try_write32(tail, abi::reg::queue(i, abi::reg::Q_TX_TAIL));
+                });
+            }
+        }
+        Ok(())
     }
 
     fn tx_timeout(dev: &Device<Self>, _queue: u32) {

@@ -532,8 +532,9 @@ void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq)
 	kfree(rxq);
 }
 
-u32 pagefill_xdp_run(const struct bpf_prog *prog, struct xdp_rxq_info *rxq,
-		     struct page *page, u32 frame_sz, u32 *off, u32 *len)
+u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
+		     struct page *page, u32 frame_sz, u32 *off, u32 *len,
+		     int *redirect_err)
 {
 	unsigned char *hard_start = page_address(page);
 	struct xdp_buff xdp;
@@ -544,7 +545,52 @@ u32 pagefill_xdp_run(const struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 	act = bpf_prog_run_xdp(prog, &xdp);
 	*off = (unsigned char *)xdp.data - hard_start;
 	*len = (unsigned char *)xdp.data_end - (unsigned char *)xdp.data;
+	/* The target the program chose lives in this CPU's redirect state,
+	 * which the next program run overwrites: it is acted on now.
+	 */
+	*redirect_err = act == XDP_REDIRECT ?
+		xdp_do_redirect(rxq->dev, &xdp, prog) : 0;
 	return act;
+}
+
+static_assert(PAGEFILL_XDP_XMIT_FLUSH == XDP_XMIT_FLUSH);
+
+void pagefill_xdp_do_flush(void)
+{
+	xdp_do_flush();
+}
+
+bool pagefill_xdp_frame_has_frags(const struct xdp_frame *frame)
+{
+	return xdp_frame_has_frags(frame);
+}
+
+u32 pagefill_xdp_frame_len(const struct xdp_frame *frame)
+{
+	return frame->len;
+}
+
+const void *pagefill_xdp_frame_data(const struct xdp_frame *frame)
+{
+	return frame->data;
+}
+
+int pagefill_xdp_frame_map(struct net_device *dev, struct xdp_frame *frame,
+			   dma_addr_t *dma)
+{
+	*dma = dma_map_single(dev->dev.parent, frame->data, frame->len,
+			      DMA_TO_DEVICE);
+	return dma_mapping_error(dev->dev.parent, *dma) ? -ENOMEM : 0;
+}
+
+void pagefill_xdp_frame_unmap(struct net_device *dev, dma_addr_t dma, u32 len)
+{
+	dma_unmap_single(dev->dev.parent, dma, len, DMA_TO_DEVICE);
+}
+
+void pagefill_xdp_return_frame(struct xdp_frame *frame)
+{
+	xdp_return_frame(frame);
 }
 
 int pagefill_xdp_tx_map(struct net_device *dev, struct page *page, u32 off,

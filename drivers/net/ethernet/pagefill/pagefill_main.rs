@@ -131,7 +131,9 @@ impl pci::Driver for PagefillDriver {
             features: net::netdev::Features::SG
                 .with(net::netdev::Features::HW_CSUM)
                 .with(net::netdev::Features::RXCSUM),
-            xdp_features: net::xdp::Features::BASIC,
+            xdp_features: net::xdp::Features::BASIC
+                .with(net::xdp::Features::REDIRECT)
+                .with(net::xdp::Features::NDO_XMIT),
         };
         let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;
         let data = iface::NetdevData::new(iface::Probed {

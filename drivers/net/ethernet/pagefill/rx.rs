@@ -140,12 +140,15 @@ pub(crate) struct RxState {
 const _: () = assert!(MAX_JOINED <= 64);
 
 /// What a poll's frames need when an XDP program is attached: the program,
-/// read once for the poll, and the queue pair's transmit ring for the
-/// frames it sends back (`XDP_TX`).
+/// read once for the poll, the queue pair's transmit ring for the frames it
+/// sends back (`XDP_TX`), and whether it redirected any.
 pub(crate) struct XdpPoll<'a> {
     pub(crate) prog: Prog<'a>,
     pub(crate) tx: &'a SpinLock<TxState>,
     pub(crate) rings: &'a QueueRings,
+    /// A frame was redirected: the poll flushes the redirects before it
+    /// ends ([`crate::net::xdp::flush_redirects`]).
+    pub(crate) redirected: core::cell::Cell<bool>,
 }
 
 impl RxState {

@@ -19,7 +19,7 @@ use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PoolPage;
 use crate::net::skb::{SkBuff, MAX_FRAGS};
-use crate::net::xdp::{self, Action};
+use crate::net::xdp::{self, Action, Ran};
 use crate::rings::RawCqe;
 use crate::rx::RxState;
 use crate::rx::XdpPoll;
@@ -292,9 +292,10 @@ impl RxState {
 
     /// A frame through XDP program `prog`: copied into `xdp_buf` after the
     /// headroom XDP promises (the device packs frames with none), run
-    /// there, and dropped, handed up or sent back as the program says.
-    /// Frames handed up are copied out into an skb, so the buffer serves
-    /// the next frame; one sent back goes with its buffer.
+    /// there, and dropped, handed up, sent back or redirected as the
+    /// program says. Frames handed up are copied out into an skb, so the
+    /// buffer serves the next frame; one sent back or redirected goes with
+    /// its buffer.
     fn xdp_frame<T: Operations>(
         &mut self,
         dev: &Device<T>,
@@ -308,23 +309,38 @@ impl RxState {
             Some(buf) => Some(buf),
             None => self.alloc_xdp_buf(ctx),
         };
-        let (Some(mut buf), Some(rxq)) = (buf, self.xdp_rxq.as_ref()) else {
+        let (Some(buf), Some(rxq)) = (buf, self.xdp_rxq.as_ref()) else {
             self.stats.dropped += 1;
             ctx.count_consumed();
             return;
         };
-        let Some(v) = buf.run(rxq, prog, frame) else {
-            // Longer than the MTU lets an XDP program see (`xdp_check`):
-            // the device's doing.
-            self.stats.bad += 1;
-            self.xdp_buf = Some(buf);
-            ctx.count_consumed();
-            return;
+        let (mut buf, v) = match buf.run(rxq, prog, frame) {
+            Ran::Kept(buf, v) => (buf, v),
+            Ran::NotRun(buf) => {
+                // Longer than the MTU lets an XDP program see (`xdp_check`):
+                // the device's doing.
+                self.stats.bad += 1;
+                self.xdp_buf = Some(buf);
+                ctx.count_consumed();
+                return;
+            }
+            Ran::Redirected => {
+                self.count_xdp_seen(frame);
+                self.stats.xdp_redirect += 1;
+                x.redirected.set(true);
+                ctx.count_consumed();
+                return;
+            }
+            Ran::RedirectFailed(buf) => {
+                self.count_xdp_seen(frame);
+                prog.exception(dev, Action::Redirect);
+                self.stats.xdp_errors += 1;
+                self.xdp_buf = Some(buf);
+                ctx.count_consumed();
+                return;
+            }
         };
-        // Received, whatever the program does with it: XDP is the stack's
-        // first layer (the netdev queue statistics' rule).
-        self.stats.packets += 1;
-        self.stats.bytes += frame.len() as u64;
+        self.count_xdp_seen(frame);
         match v.act {
             Action::Pass => {
                 let out = buf.frame(&v);
@@ -375,14 +391,21 @@ impl RxState {
                     }
                 }
             }
-            // Not supported yet: dropped, as for an action that failed.
+            // `run` carries out a redirect: a verdict never says one.
             Action::Redirect => {
-                prog.exception(dev, v.act);
                 self.stats.xdp_errors += 1;
                 ctx.count_consumed();
             }
         }
         self.xdp_buf = Some(buf);
+    }
+
+    /// Counts a frame an XDP program saw as received, whatever it does with
+    /// it: XDP is the stack's first layer (the netdev queue statistics'
+    /// rule).
+    fn count_xdp_seen(&mut self, frame: &[u8]) {
+        self.stats.packets += 1;
+        self.stats.bytes += frame.len() as u64;
     }
 
     /// A short frame, copied whole into a small skb.

@@ -53,11 +53,14 @@ pub(crate) struct RxStats {
     /// Frames an XDP program sent back out, queued for the device
     /// (`XDP_TX`; the transmit counters count them sent).
     pub(crate) xdp_tx: u64,
+    /// Frames an XDP program redirected, taken by the target
+    /// (`XDP_REDIRECT`; refused ones count in `xdp_errors`).
+    pub(crate) xdp_redirect: u64,
 }
 
 impl RxStats {
     /// Counters in the structure.
-    const FIELDS: usize = 22;
+    const FIELDS: usize = 23;
 
     /// Adds `o`'s counts to these.
     pub(crate) fn add(&mut self, o: &Self) {
@@ -83,6 +86,7 @@ impl RxStats {
         self.xdp_aborted += o.xdp_aborted;
         self.xdp_errors += o.xdp_errors;
         self.xdp_tx += o.xdp_tx;
+        self.xdp_redirect += o.xdp_redirect;
     }
 
     fn values(&self) -> [u64; Self::FIELDS] {
@@ -109,6 +113,7 @@ impl RxStats {
             self.xdp_aborted,
             self.xdp_errors,
             self.xdp_tx,
+            self.xdp_redirect,
         ]
     }
 
@@ -140,6 +145,7 @@ impl RxStats {
             xdp_aborted: next(),
             xdp_errors: next(),
             xdp_tx: next(),
+            xdp_redirect: next(),
         }
     }
 }

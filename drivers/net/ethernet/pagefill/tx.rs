@@ -14,7 +14,7 @@ use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations, Rtnl, XmitCtx};
 use crate::net::skb::{SkBuff, TxMapped, TX_MAX_PARTS};
-use crate::net::xdp::{XdpBuf, XdpTxFrame};
+use crate::net::xdp::{XdpBuf, XdpFrame, XdpFrameTx, XdpTxFrame};
 use crate::rings::{QueueRings, TxDesc};
 
 /// Transmit counters.
@@ -33,6 +33,12 @@ pub(crate) struct TxStats {
     /// `packets` and `bytes` too (the netdev queue statistics' rule), not
     /// in byte queue limits.
     pub(crate) xdp_tx: u64,
+    /// Frames XDP programs elsewhere redirected to the device
+    /// (`ndo_xdp_xmit`), done, counted as `xdp_tx` is; and those refused
+    /// (ring full, mapping failed, interface down), which the redirect's
+    /// caller dropped.
+    pub(crate) xdp_xmit: u64,
+    pub(crate) xdp_xmit_errors: u64,
 }
 
 impl TxStats {
@@ -45,6 +51,8 @@ impl TxStats {
         self.sg += o.sg;
         self.csum += o.csum;
         self.xdp_tx += o.xdp_tx;
+        self.xdp_xmit += o.xdp_xmit;
+        self.xdp_xmit_errors += o.xdp_xmit_errors;
     }
 }
 
@@ -54,10 +62,12 @@ pub(crate) struct TxSlot {
     descs: u32,
 }
 
-/// A frame from the stack, or one an XDP program sent back (`XDP_TX`).
+/// A frame from the stack, one an XDP program sent back (`XDP_TX`), or one
+/// redirected to the device (`ndo_xdp_xmit`).
 enum TxFrame {
     Skb(TxMapped),
     Xdp(XdpTxFrame),
+    Redirected(XdpFrameTx),
 }
 
 impl TxFrame {
@@ -71,6 +81,9 @@ impl TxFrame {
             // SAFETY: the caller's guarantee; the buffer goes back to its
             // pool.
             Self::Xdp(f) => drop(unsafe { f.unmap(dev) }),
+            // SAFETY: the caller's guarantee; the frame goes back to the
+            // owner of its memory.
+            Self::Redirected(f) => drop(unsafe { f.unmap(dev) }),
         }
     }
 
@@ -78,6 +91,7 @@ impl TxFrame {
         match self {
             Self::Skb(f) => f.leak(),
             Self::Xdp(f) => f.leak(),
+            Self::Redirected(f) => f.leak(),
         }
     }
 }
@@ -326,7 +340,11 @@ impl TxState {
         if self.slots.is_empty()
             || self.free() <= TX_MAX_PARTS as u32
             || rings
-                .tx_write(self.tail, self.shift, &Self::xdp_desc(&frame, group))
+                .tx_write(
+                    self.tail,
+                    self.shift,
+                    &Self::xdp_desc(frame.addr(), frame.len(), group),
+                )
                 .is_err()
         {
             // SAFETY: the tail was not moved: the device never saw the
@@ -342,11 +360,57 @@ impl TxState {
         Ok(())
     }
 
-    /// The one descriptor of an `XDP_TX` frame.
-    fn xdp_desc(frame: &XdpTxFrame, group: u16) -> TxDesc {
+    /// Queues a frame redirected to the device (`ndo_xdp_xmit`), one
+    /// descriptor, with bottom halves off; the doorbell waits for the
+    /// batch's end ([`Self::ring_doorbell`]). The frame back if it cannot
+    /// go: the ring is full, or the mapping failed.
+    pub(crate) fn xmit_redirected<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        rings: &QueueRings,
+        frame: XdpFrame,
+    ) -> core::result::Result<(), XdpFrame> {
+        let len = frame.data().len();
+        // As for `XDP_TX`, the stack's frames keep their room.
+        if self.slots.is_empty()
+            || self.free() <= TX_MAX_PARTS as u32
+            || !(abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&len)
+        {
+            return Err(frame);
+        }
+        let group = groups::tx_group(frame.data());
+        let frame = frame.map_for_tx(dev)?;
+        let desc = Self::xdp_desc(frame.addr(), frame.len(), group);
+        if rings.tx_write(self.tail, self.shift, &desc).is_err() {
+            // SAFETY: the tail was not moved: the device never saw the
+            // frame.
+            return Err(unsafe { frame.unmap(dev) });
+        }
+        let slot = (self.tail & (self.ring() - 1)) as usize;
+        self.slots[slot] = Some(TxSlot {
+            frame: TxFrame::Redirected(frame),
+            descs: 1,
+        });
+        self.tail = self.tail.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Counts frames redirected to the device that it did not take, which
+    /// the redirect's caller drops.
+    pub(crate) fn count_xmit_refused(&mut self, frames: usize) {
+        self.stats.xdp_xmit_errors += frames as u64;
+    }
+
+    /// Whether the ring runs (between `install` and `stop`).
+    pub(crate) fn is_running(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
+    /// The one descriptor of an XDP frame.
+    fn xdp_desc(addr: u64, len: u32, group: u16) -> TxDesc {
         TxDesc {
-            addr: frame.addr(),
-            len: frame.len() as u16,
+            addr,
+            len: len as u16,
             group,
             flags: abi::tx_flags::SOF | abi::tx_flags::EOF,
             csum_offset: 0,
@@ -394,6 +458,11 @@ impl TxState {
                     }
                     TxFrame::Xdp(f) => {
                         self.stats.xdp_tx += 1;
+                        self.stats.packets += 1;
+                        self.stats.bytes += u64::from(f.len());
+                    }
+                    TxFrame::Redirected(f) => {
+                        self.stats.xdp_xmit += 1;
                         self.stats.packets += 1;
                         self.stats.bytes += u64::from(f.len());
                     }

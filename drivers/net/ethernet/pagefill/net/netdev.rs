@@ -24,7 +24,7 @@ use crate::net::napi::PollCtx;
 use crate::net::registration::Priv;
 use crate::net::restart::Restart;
 use crate::net::skb::SkBuff;
-use crate::net::xdp::{BpfProg, ExtAck};
+use crate::net::xdp::{BpfProg, ExtAck, XmitFrames};
 
 /// Proof that the caller holds RTNL, the lock that serialises the
 /// configuration of network devices: the operations the core calls under
@@ -245,6 +245,14 @@ pub trait Operations: Sized + 'static {
     /// Attaches `prog` (or detaches the program) after [`Self::xdp_check`]
     /// accepted it. Under RTNL. Implemented with it.
     fn xdp_install(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _prog: Option<BpfProg>) {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Sends frames that XDP programs elsewhere redirected here
+    /// (`ndo_xdp_xmit`), taking as many as it can; with `flush`, tells the
+    /// device now. Bottom halves off. An error, where no frame was taken,
+    /// makes the caller drop them all.
+    fn xdp_xmit(_dev: &Device<Self>, _frames: &mut XmitFrames<'_>, _flush: bool) -> Result {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -692,6 +700,11 @@ impl<T: Operations> OpsTable<T> {
         },
         ndo_bpf: if T::HAS_XDP_CHECK {
             Some(crate::net::xdp::ndo_bpf::<T>)
+        } else {
+            None
+        },
+        ndo_xdp_xmit: if T::HAS_XDP_XMIT {
+            Some(crate::net::xdp::ndo_xdp_xmit::<T>)
         } else {
             None
         },

@@ -184,6 +184,11 @@ impl PoolPage {
         self.buf.page.as_ptr()
     }
 
+    /// The pool the buffer belongs to.
+    pub(crate) fn pool_raw(&self) -> *mut kernel::bindings::page_pool {
+        self.buf.pool.as_ptr()
+    }
+
     /// The bytes the device wrote, as [`DevicePage::reclaim`] synced them
     /// for the CPU (none for a buffer the device never had).
     pub fn data(&self) -> &[u8] {

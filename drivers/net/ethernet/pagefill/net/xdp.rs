@@ -11,7 +11,9 @@
 //! the poll); the per-queue registration the programs see as their receive
 //! queue ([`RxQueue`]); and the buffer a frame is run in ([`XdpBuf`]), a
 //! page pool buffer the CPU alone owns, with the headroom and tailroom XDP
-//! promises a program.
+//! promises a program, where [`XdpBuf::run`] also carries out a redirect.
+//! Frames go out as [`XdpTxFrame`] (sent back, `XDP_TX`) and, redirected
+//! here from elsewhere (`ndo_xdp_xmit`, [`XmitFrames`]), as [`XdpFrame`].
 
 use core::{
     marker::PhantomData,
@@ -207,9 +209,11 @@ impl Prog<'_> {
 ///
 /// # Invariants
 ///
-/// `rxq` was made by `pagefill_xdp_rxq_new` and is owned by this value.
+/// `rxq` was made by `pagefill_xdp_rxq_new` and is owned by this value; it
+/// is registered with the memory model of `pool`.
 pub struct RxQueue {
     rxq: NonNull<ffi::xdp_rxq_info>,
+    pool: NonNull<kernel::bindings::page_pool>,
 }
 
 // SAFETY: registered and unregistered in process context on any thread;
@@ -233,9 +237,10 @@ impl RxQueue {
         let rxq = from_err_ptr(unsafe {
             ffi::pagefill_xdp_rxq_new(dev.as_raw(), queue, napi.as_raw_for_pool(), pool.as_raw())
         })?;
-        // INVARIANT: made above, not an error.
+        // INVARIANT: made above, not an error, with `pool`'s model.
         Ok(Self {
             rxq: NonNull::new(rxq).ok_or(ENOMEM)?,
+            pool: NonNull::new(pool.as_raw()).ok_or(EINVAL)?,
         })
     }
 }
@@ -247,6 +252,30 @@ impl Drop for RxQueue {
         // NAPI is stopped.
         unsafe { ffi::pagefill_xdp_rxq_free(self.rxq.as_ptr()) }
     }
+}
+
+/// What became of a frame [`XdpBuf::run`] was given.
+pub enum Ran {
+    /// The program decided, and the frame is in the buffer as it left it
+    /// (any action but a redirect carried out).
+    Kept(XdpBuf, Verdict),
+    /// The program redirected the frame, and the frame went, with its
+    /// buffer, where it said (`XDP_REDIRECT`).
+    Redirected,
+    /// The program redirected the frame, and the target refused it: the
+    /// frame is dropped, its buffer back.
+    RedirectFailed(XdpBuf),
+    /// Nothing ran: the frame is longer than [`XdpBuf::max_frame`], the
+    /// queue is not of the buffer's pool, or the program left the frame
+    /// outside its buffer.
+    NotRun(XdpBuf),
+}
+
+/// Sends the frames this poll's programs redirected on their way
+/// (`xdp_do_flush`): due once per poll that redirected any, before it ends.
+pub fn flush_redirects(_ctx: &PollCtx<'_>) {
+    // SAFETY: a NAPI poll (the token's), where the redirects were queued.
+    unsafe { ffi::pagefill_xdp_do_flush() }
 }
 
 /// Where a frame is after its program ran, in an [`XdpBuf`].
@@ -288,11 +317,14 @@ impl XdpBuf {
     }
 
     /// Copies `frame` in after the headroom and runs `prog` on it, as a
-    /// frame of receive queue `rxq`; `None` if the frame is longer than
-    /// [`Self::max_frame`].
-    pub fn run(&mut self, rxq: &RxQueue, prog: Prog<'_>, frame: &[u8]) -> Option<Verdict> {
-        if frame.len() > self.max_frame() {
-            return None;
+    /// frame of receive queue `rxq`, in a poll of the queue's NAPI
+    /// instance. A frame the program redirects goes with the buffer; the
+    /// poll must then end with [`flush_redirects`].
+    pub fn run(self, rxq: &RxQueue, prog: Prog<'_>, frame: &[u8]) -> Ran {
+        // The core returns a redirected frame's buffer to the pool the
+        // queue's memory model names: it must be this buffer's.
+        if frame.len() > self.max_frame() || self.page.pool_raw() != rxq.pool.as_ptr() {
+            return Ran::NotRun(self);
         }
         let base = ffi_page_address(&self.page);
         // SAFETY: the buffer is `len()` bytes of directly mapped memory
@@ -302,9 +334,13 @@ impl XdpBuf {
         unsafe { core::ptr::copy_nonoverlapping(frame.as_ptr(), base.add(HEADROOM), frame.len()) };
         let mut off = HEADROOM as u32;
         let mut len = frame.len() as u32;
+        let mut redirect_err = 0;
         // SAFETY: `prog` is live for this poll (its invariant) and `rxq`
-        // registered; the program may read and write the buffer's
-        // `len()` bytes (its frame size), which nobody else accesses.
+        // registered with the memory model of the buffer's pool (checked
+        // above); the program may read and write the buffer's `len()`
+        // bytes (its frame size), which nobody else accesses. This is a
+        // NAPI poll (`Prog`'s lifetime is one), where the core's redirect
+        // state lives until the poll flushes it.
         let act = unsafe {
             ffi::pagefill_xdp_run(
                 prog.prog.as_ptr(),
@@ -313,19 +349,27 @@ impl XdpBuf {
                 self.page.len() as u32,
                 &mut off,
                 &mut len,
+                &mut redirect_err,
             )
         };
+        let act = Action::from_raw(act);
+        if act == Action::Redirect {
+            if redirect_err != 0 {
+                return Ran::RedirectFailed(self);
+            }
+            // The pool reference this value held went with the frame: the
+            // core gives the buffer back to the pool once the target is
+            // done with it (`xdp_return_frame`).
+            core::mem::forget(self);
+            return Ran::Redirected;
+        }
         let (off, len) = (off as usize, len as usize);
         // The core keeps a frame inside its buffer whatever the program
         // does; checked anyway, as `frame` relies on it.
-        if off.checked_add(len)? > self.page.len() {
-            return None;
+        match off.checked_add(len) {
+            Some(end) if end <= self.page.len() => Ran::Kept(self, Verdict { act, off, len }),
+            _ => Ran::NotRun(self),
         }
-        Some(Verdict {
-            act: Action::from_raw(act),
-            off,
-            len,
-        })
     }
 
     /// The frame a [`Verdict`] of [`Self::run`] describes.
@@ -513,9 +557,232 @@ pub struct Features(u32);
 impl Features {
     /// `XDP_ABORTED`, `XDP_DROP`, `XDP_PASS` and `XDP_TX`.
     pub const BASIC: Self = Self(ffi::pagefill_xdp_features_PAGEFILL_XDP_ACT_BASIC);
+    /// `XDP_REDIRECT`.
+    pub const REDIRECT: Self = Self(ffi::pagefill_xdp_features_PAGEFILL_XDP_ACT_REDIRECT);
+    /// Frames redirected to the device are sent (`ndo_xdp_xmit`).
+    pub const NDO_XMIT: Self = Self(ffi::pagefill_xdp_features_PAGEFILL_XDP_ACT_NDO_XMIT);
+
+    /// Both sets.
+    pub const fn with(self, o: Self) -> Self {
+        Self(self.0 | o.0)
+    }
 
     /// The `NETDEV_XDP_ACT_*` bits.
     pub(crate) fn bits(self) -> u32 {
         self.0
+    }
+}
+
+/// A frame an XDP program elsewhere redirected to this device, owned: when
+/// dropped, it goes back to the owner of its memory (`xdp_return_frame`).
+///
+/// # Invariants
+///
+/// `frame` is a live frame this value owns, whose `len` bytes at `data` the
+/// CPU may read.
+pub struct XdpFrame {
+    frame: NonNull<ffi::xdp_frame>,
+}
+
+// SAFETY: a frame may be sent and returned from any CPU.
+unsafe impl Send for XdpFrame {}
+
+impl XdpFrame {
+    /// The frame's bytes.
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: a live, owned frame (type invariant), whose `len` bytes
+        // at `data` nobody writes while it is in flight.
+        unsafe {
+            let f = self.frame.as_ptr();
+            core::slice::from_raw_parts(
+                ffi::pagefill_xdp_frame_data(f).cast(),
+                ffi::pagefill_xdp_frame_len(f) as usize,
+            )
+        }
+    }
+
+    /// Whether the frame has fragments beyond [`Self::data`] (multi-buffer
+    /// XDP).
+    pub fn has_frags(&self) -> bool {
+        // SAFETY: a live frame (type invariant).
+        unsafe { ffi::pagefill_xdp_frame_has_frags(self.frame.as_ptr()) }
+    }
+
+    /// Maps the frame for `dev`'s parent to read; the frame back if the
+    /// mapping failed, or if it has fragments (only its first buffer would
+    /// be mapped: the core sends such frames only to devices that advertise
+    /// `NDO_XMIT_SG`).
+    pub fn map_for_tx<T: Operations>(
+        self,
+        dev: &Device<T>,
+    ) -> core::result::Result<XdpFrameTx, Self> {
+        if self.has_frags() {
+            return Err(self);
+        }
+        let len = self.data().len() as u32;
+        let mut dma = 0;
+        // SAFETY: the device is registered, its parent bound; the frame is
+        // live and owned (type invariant), and stays so while mapped (the
+        // mapping owns it).
+        if unsafe { ffi::pagefill_xdp_frame_map(dev.as_raw(), self.frame.as_ptr(), &mut dma) } != 0
+        {
+            return Err(self);
+        }
+        // INVARIANT: mapped above, for reading, `len` bytes.
+        Ok(XdpFrameTx {
+            frame: core::mem::ManuallyDrop::new(self),
+            dma,
+            len,
+        })
+    }
+}
+
+impl Drop for XdpFrame {
+    fn drop(&mut self) {
+        // SAFETY: owned (type invariant), given back once.
+        unsafe { ffi::pagefill_xdp_return_frame(self.frame.as_ptr()) }
+    }
+}
+
+/// A redirected frame mapped for the device to read. As for
+/// [`XdpTxFrame`], only the `unsafe` [`Self::unmap`] gives it back.
+///
+/// # Invariants
+///
+/// `dma` maps `frame`'s `len` bytes for the parent of the network device
+/// it was mapped for, to read.
+pub struct XdpFrameTx {
+    frame: core::mem::ManuallyDrop<XdpFrame>,
+    dma: u64,
+    len: u32,
+}
+
+impl XdpFrameTx {
+    /// The frame's bus address.
+    pub fn addr(&self) -> u64 {
+        self.dma
+    }
+
+    /// The frame's length.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the frame is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Unmaps the frame and gives it back.
+    ///
+    /// # Safety
+    ///
+    /// The device does not read the frame any more: it reported it sent, it
+    /// was reset, or it never saw the frame's descriptor.
+    pub unsafe fn unmap<T: Operations>(self, dev: &Device<T>) -> XdpFrame {
+        let mut this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: mapped for `dev`'s parent with this address and length
+        // (type invariant); the device is done (the caller's guarantee).
+        unsafe { ffi::pagefill_xdp_frame_unmap(dev.as_raw(), this.dma, this.len) };
+        // SAFETY: `frame` is taken once, and `this` is not dropped.
+        unsafe { core::mem::ManuallyDrop::take(&mut this.frame) }
+    }
+
+    /// Gives up the frame for good: the device may still read it (a reset
+    /// that failed). The mapping and the frame stay.
+    pub fn leak(self) {
+        core::mem::forget(self);
+    }
+}
+
+impl Drop for XdpFrameTx {
+    fn drop(&mut self) {
+        // As for `XdpTxFrame`: a driver bug, the frame leaked, warned once.
+        static WARNED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+        kernel::warn_on!(!WARNED.swap(true, Ordering::Relaxed));
+    }
+}
+
+/// The frames of one `ndo_xdp_xmit` call, taken by the driver in order. The
+/// frames it does not take stay the caller's, who drops them (and counts
+/// them as the target's drops).
+pub struct XmitFrames<'a> {
+    frames: &'a [*mut ffi::xdp_frame],
+    taken: usize,
+}
+
+impl XmitFrames<'_> {
+    /// Frames not taken yet.
+    pub fn remaining(&self) -> usize {
+        self.frames.len() - self.taken
+    }
+
+    /// Gives the frames, in order, to `send`, until `send` gives one back
+    /// (it cannot take it: that one and those after stay the caller's) or
+    /// none is left.
+    pub fn send_each(
+        &mut self,
+        mut send: impl FnMut(XdpFrame) -> core::result::Result<(), XdpFrame>,
+    ) {
+        while let Some(&raw) = self.frames.get(self.taken) {
+            let Some(frame) = NonNull::new(raw) else {
+                return;
+            };
+            // INVARIANT: the caller moved the frame into the call, and it is
+            // taken once: `taken` passes it whatever `send` does with it.
+            match send(XdpFrame { frame }) {
+                Ok(()) => self.taken += 1,
+                Err(back) if back.frame == frame => {
+                    // The caller's again: not dropped here.
+                    core::mem::forget(back);
+                    return;
+                }
+                Err(other) => {
+                    // `send` kept the frame it was given and gave back
+                    // another it owned: that one is dropped, and the
+                    // frame counts as taken.
+                    drop(other);
+                    self.taken += 1;
+                }
+            }
+        }
+    }
+}
+
+/// `ndo_xdp_xmit` of `T`.
+///
+/// # Safety
+///
+/// `dev` must be a device registered for `T` and `frames` an array of `n`
+/// frames whose ownership the caller offers; the core calls it with bottom
+/// halves off, in an RCU read-side critical section.
+pub(crate) unsafe extern "C" fn ndo_xdp_xmit<T: Operations>(
+    dev: *mut kernel::bindings::net_device,
+    n: c_int,
+    frames: *mut *mut ffi::xdp_frame,
+    flags: u32,
+) -> c_int {
+    let flush = ffi::pagefill_xdp_xmit_flags_PAGEFILL_XDP_XMIT_FLUSH;
+    let Ok(n) = usize::try_from(n) else {
+        return EINVAL.to_errno();
+    };
+    if flags & !flush != 0 || frames.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: the core calls `ndo_xdp_xmit` with a registered device and
+    // `n` frames, which stay put for the call.
+    let (dev, frames) = unsafe {
+        (
+            Device::<T>::from_raw(dev),
+            core::slice::from_raw_parts(frames, n),
+        )
+    };
+    let mut batch = XmitFrames { frames, taken: 0 };
+    let r = T::xdp_xmit(dev, &mut batch, flags & flush != 0);
+    // The frames taken are the driver's whatever it says: an error is only
+    // an error where none was taken (the caller then drops them all).
+    match r {
+        Err(e) if batch.taken == 0 => e.to_errno(),
+        _ => batch.taken as c_int,
     }
 }
