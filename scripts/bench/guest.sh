@@ -11,7 +11,9 @@
 #   cost|multi nic N size S [nstreams 31] run R received F ... insns I
 #       kinsns K overflow D gen ...     (N: pf, vn; pfpage for one-page
 #       buffers; pfgro, vngro for a UDP_GRO socket; pfmerge, pfmergeplain
-#       for pagefill with rx-udp-merge and a UDP_GRO or a plain socket)
+#       for pagefill with rx-udp-merge and a UDP_GRO or a plain socket;
+#       pfxdpACT, vnxdpACT with a native XDP program, ACT drop, tx or pass,
+#       and "frames F", the frames it saw)
 #   rate nic N size S offered O run R received F ... gen ...
 #   mem label L streams S groups G ... inflight P inflight_mem B
 #   lat nic N usecs U eot E run R rtt_us min ... p50 ... n N lost L
@@ -19,7 +21,7 @@
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
-# gro, merge, multi, rate, mem, coal, prof).
+# gro, merge, multi, xdp, rate, mem, coal, prof).
 set -e
 ko=$1
 bin=$2
@@ -196,6 +198,36 @@ if echo "$what" | grep -qw multi; then
 			for nic in pf vn; do
 				echo "multi nic $nic size $size nstreams 31 run $r $(sink $((per * 31)) "$(gen_req "$nic" "$size" "$per" 0 1-31)")"
 			done
+		done
+	done
+fi
+
+# xdp: native XDP (the programs of tests/kselftest/xdp_pagefill.bpf.c) on
+# each NIC: every frame of a run dropped ("pfxdpdrop", "vnxdpdrop"), sent
+# back ("...xdptx") or passed ("...xdppass"). A program that drops or sends
+# back passes the run's last frame (sequence number COUNT - 1) to the sink,
+# whose markers bound the run, so the cost is per frame the program saw
+# ("frames", the generator's count).
+if echo "$what" | grep -qw xdp; then
+	obj=/tmp/xdp_bench.bpf.o
+	clang -O2 -target bpf -I/usr/include/"$(uname -m)"-linux-gnu -DLAST_SEQ=$((count - 1)) \
+		-c tests/kselftest/xdp_pagefill.bpf.c -o "$obj"
+	for act in drop tx pass; do
+		sec=xdp_bench_$act want=1
+		if [ "$act" = pass ]; then sec=xdp_pass want=$count; fi
+		for nic in pf vn; do
+			if [ "$nic" = pf ]; then dev=$pf; else dev=$vn; fi
+			if ! ip link set dev "$dev" xdpdrv obj "$obj" sec "$sec"; then
+				echo "# $dev: no native XDP program ($sec)"
+				continue
+			fi
+			sink "$want" "$(gen_req "$nic" 64 "$count" 0)" >/dev/null
+			for size in 64 1500; do
+				for r in $(seq "$runs"); do
+					echo "cost nic ${nic}xdp$act size $size frames $count run $r $(sink "$want" "$(gen_req "$nic" "$size" "$count" 0)")"
+				done
+			done
+			ip link set dev "$dev" xdpdrv off
 		done
 	done
 fi

@@ -26,13 +26,20 @@ import sys
 NICS = {"pf": "pagefill", "vn": "virtio-net", "pfpage": "pagefill, one-page buffers",
         "pfgro": "pagefill, UDP_GRO socket", "vngro": "virtio-net, UDP_GRO socket",
         "pfmerge": "pagefill merging, UDP_GRO socket",
-        "pfmergeplain": "pagefill merging, plain socket"}
+        "pfmergeplain": "pagefill merging, plain socket",
+        "pfxdpdrop": "pagefill XDP_DROP", "vnxdpdrop": "virtio-net XDP_DROP",
+        "pfxdptx": "pagefill XDP_TX", "vnxdptx": "virtio-net XDP_TX",
+        "pfxdppass": "pagefill XDP_PASS", "vnxdppass": "virtio-net XDP_PASS"}
 # The ratios the cost tables give: (numerator, denominator, heading).
 RATIOS = [("pf", "vn", "pagefill/virtio-net"), ("pfpage", "vn", "one page/virtio-net"),
           ("pfgro", "vngro", "pagefill/virtio-net"),
           ("pfmerge", "vngro", "merging/virtio-net, both UDP_GRO"),
           ("pfmerge", "vn", "merging, UDP_GRO/virtio-net, plain"),
-          ("pfmergeplain", "vn", "merging, plain/virtio-net, plain")]
+          ("pfmergeplain", "vn", "merging, plain/virtio-net, plain"),
+          ("pfxdpdrop", "vnxdpdrop", "XDP_DROP: pagefill/virtio-net"),
+          ("pfxdpdrop", "pf", "pagefill: XDP_DROP/socket"),
+          ("pfxdptx", "vnxdptx", "XDP_TX: pagefill/virtio-net"),
+          ("pfxdppass", "pf", "pagefill: XDP_PASS/no program")]
 
 
 def parse(path):
@@ -88,7 +95,9 @@ def idle_rates(rows):
 
 
 def per_frame(d, tot_rate, ker_rate):
-    n = d.get("received", 0)
+    # XDP rows: the frames the program saw, of which only the last reached
+    # the sink where it dropped or sent back the rest.
+    n = d.get("frames", d.get("received", 0))
     if not n:
         return None, None
     w = d["window_ns"]
@@ -166,7 +175,10 @@ def cost_table(cost, order, tot_rate, ker_rate):
             meds[nic] = med(t)
             lost = sum(x.get("gen_frames", 0) - x["received"] for x in rs)
             over = sum(x["overflow"] for x in rs if isinstance(x.get("overflow"), int))
-            if not nic.startswith("vn") and any("overflow" in x for x in rs):
+            if any("frames" in x for x in rs):
+                # A program dropped or sent back all but the last.
+                lost = "-"
+            elif not nic.startswith("vn") and any("overflow" in x for x in rs):
                 lost = f"{lost} ({over})"
             dr = med([x["received"] / (x["span_ns"] / 1e9) for x in rs if x.get("span_ns")])
             line += f" {fnum(meds[nic])} | {rng(t)} |"
@@ -228,6 +240,17 @@ def report(d):
           "for a plain socket the stack splits it again. virtio-net as above, with either "
           "socket.\n")
         cost_table(merge, ("pfmerge", "pfmergeplain", "vngro", "vn"), tot_rate, ker_rate)
+    xdp = [x for k, x in rows if k == "cost" and (x["nic"].startswith(("pfxdp", "vnxdp"))
+                                                 or x["nic"] == "pf")]
+    if any(x["nic"] != "pf" for x in xdp):
+        p("## 1d. Native XDP (unpaced senders)\n")
+        p("A native XDP program on each NIC (`tests/kselftest/xdp_pagefill.bpf.c`) drops, sends "
+          "back or passes every frame of the run; one that drops or sends back passes the "
+          "run's last frame to the sink, whose markers bound the run. Instructions per frame "
+          "the program saw; pagefill without a program (the socket path, above) for the "
+          "ratios. Lost and delivered rate are not measured for XDP_DROP and XDP_TX (\"-\").\n")
+        cost_table(xdp, ("pfxdpdrop", "vnxdpdrop", "pfxdptx", "vnxdptx", "pfxdppass",
+                         "vnxdppass", "pf"), tot_rate, ker_rate)
     multi = [x for k, x in rows if k == "multi"]
     if multi:
         p("## 1c. With 31 streams (nodes 1-31 of group 0, unpaced)\n")

@@ -14,6 +14,11 @@
  *                 256, the core keeps room for a struct xdp_frame) and 256
  *                 bytes of tailroom, gives both back and passes the frame:
  *                 a driver without that room gets its frames aborted.
+ *   xdp_bench_drop, xdp_bench_tx
+ *                 (for scripts/bench/guest.sh) drop or send back the
+ *                 generator's frames to port 9000 but the one of sequence
+ *                 number LAST_SEQ (given when built), which they pass, and
+ *                 pass every other frame.
  * Built by the test with the guest's clang; no libbpf headers needed.
  */
 #include <linux/bpf.h>
@@ -107,6 +112,38 @@ SEC("xdp_room") int prog_room(struct xdp_md *ctx)
 	if (xdp_adjust_tail(ctx, 256) || xdp_adjust_tail(ctx, -256))
 		return XDP_ABORTED;
 	return XDP_PASS;
+}
+
+#ifndef LAST_SEQ
+#define LAST_SEQ 0
+#endif
+
+/* Whether the frame is one of the generator's to port 9000 other than the
+ * one of sequence number LAST_SEQ (payload: "PFGN", group u16, node u8, 0,
+ * sequence number u64 little endian).
+ */
+static __attribute__((always_inline)) int bench_frame(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	unsigned char *payload = data + sizeof(struct ethhdr) +
+		sizeof(struct iphdr) + sizeof(struct udphdr);
+	__u64 seq;
+
+	if (udp_dport(ctx) != 9000 || (void *)(payload + 16) > end)
+		return 0;
+	__builtin_memcpy(&seq, payload + 8, sizeof(seq));
+	return seq != LAST_SEQ;
+}
+
+SEC("xdp_bench_drop") int prog_bench_drop(struct xdp_md *ctx)
+{
+	return bench_frame(ctx) ? XDP_DROP : XDP_PASS;
+}
+
+SEC("xdp_bench_tx") int prog_bench_tx(struct xdp_md *ctx)
+{
+	return bench_frame(ctx) ? XDP_TX : XDP_PASS;
 }
 
 char _license[] SEC("license") = "GPL";

@@ -17,7 +17,8 @@ use crate::net::netdev::{
     Device, McList, Operations, QueueStatsRx, QueueStatsTx, Rtnl, Stats64, TxOutcome, XmitCtx,
 };
 use crate::net::skb::SkBuff;
-use crate::net::xdp::{BpfProg, ExtAck, XmitFrames};
+use crate::net::xdp::{BpfProg, ExtAck};
+use crate::net::xdp_xmit::XmitFrames;
 use crate::tx::Xmit;
 
 #[vtable]

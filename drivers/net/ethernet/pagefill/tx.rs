@@ -14,7 +14,8 @@ use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations, Rtnl, XmitCtx};
 use crate::net::skb::{SkBuff, TxMapped, TX_MAX_PARTS};
-use crate::net::xdp::{XdpBuf, XdpFrame, XdpFrameTx, XdpTxFrame};
+use crate::net::xdp::{XdpBuf, XdpTxFrame};
+use crate::net::xdp_xmit::{XdpFrame, XdpFrameTx};
 use crate::rings::{QueueRings, TxDesc};
 
 /// Transmit counters.

@@ -14,3 +14,4 @@ pub(crate) mod registration;
 pub(crate) mod restart;
 pub(crate) mod skb;
 pub(crate) mod xdp;
+pub(crate) mod xdp_xmit;

@@ -24,7 +24,8 @@ use crate::net::napi::PollCtx;
 use crate::net::registration::Priv;
 use crate::net::restart::Restart;
 use crate::net::skb::SkBuff;
-use crate::net::xdp::{BpfProg, ExtAck, XmitFrames};
+use crate::net::xdp::{BpfProg, ExtAck};
+use crate::net::xdp_xmit::XmitFrames;
 
 /// Proof that the caller holds RTNL, the lock that serialises the
 /// configuration of network devices: the operations the core calls under
@@ -704,7 +705,7 @@ impl<T: Operations> OpsTable<T> {
             None
         },
         ndo_xdp_xmit: if T::HAS_XDP_XMIT {
-            Some(crate::net::xdp::ndo_xdp_xmit::<T>)
+            Some(crate::net::xdp_xmit::ndo_xdp_xmit::<T>)
         } else {
             None
         },
