@@ -208,26 +208,31 @@ fi
 # back passes the run's last frame (sequence number COUNT - 1) to the sink,
 # whose markers bound the run, so the cost is per frame the program saw
 # ("frames", the generator's count).
+# xdp_attach NIC SECTION: the program of SECTION on NIC (pf or vn), built
+# for runs of COUNT frames.
+obj=/tmp/xdp_bench.bpf.o
+xdp_attach() {
+	[ -f "$obj" ] || clang -O2 -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
+		-DLAST_SEQ=$((count - 1)) -c tests/kselftest/xdp_pagefill.bpf.c -o "$obj" || return 1
+	if [ "$1" = pf ]; then xdp_dev=$pf; else xdp_dev=$vn; fi
+	ip link set dev "$xdp_dev" xdpdrv obj "$obj" sec "$2" ||
+		{ echo "# $xdp_dev: no native XDP program ($2)"; return 1; }
+}
+xdp_detach() { ip link set dev "$xdp_dev" xdpdrv off; }
+
 if echo "$what" | grep -qw xdp; then
-	obj=/tmp/xdp_bench.bpf.o
-	clang -O2 -target bpf -I/usr/include/"$(uname -m)"-linux-gnu -DLAST_SEQ=$((count - 1)) \
-		-c tests/kselftest/xdp_pagefill.bpf.c -o "$obj"
 	for act in drop tx pass; do
-		sec=xdp_bench_$act want=1
-		if [ "$act" = pass ]; then sec=xdp_pass want=$count; fi
+		sec=xdp_bench_$act want=1 frames="frames $count"
+		if [ "$act" = pass ]; then sec=xdp_pass want=$count frames=""; fi
 		for nic in pf vn; do
-			if [ "$nic" = pf ]; then dev=$pf; else dev=$vn; fi
-			if ! ip link set dev "$dev" xdpdrv obj "$obj" sec "$sec"; then
-				echo "# $dev: no native XDP program ($sec)"
-				continue
-			fi
+			xdp_attach "$nic" "$sec" || continue
 			sink "$want" "$(gen_req "$nic" 64 "$count" 0)" >/dev/null
 			for size in 64 1500; do
 				for r in $(seq "$runs"); do
-					echo "cost nic ${nic}xdp$act size $size frames $count run $r $(sink "$want" "$(gen_req "$nic" "$size" "$count" 0)")"
+					echo "cost nic ${nic}xdp$act size $size $frames run $r $(sink "$want" "$(gen_req "$nic" "$size" "$count" 0)")"
 				done
 			done
-			ip link set dev "$dev" xdpdrv off
+			xdp_detach
 		done
 	done
 fi
@@ -341,6 +346,14 @@ if echo "$what" | grep -qw prof; then
 		echo "prof nic pfmerge size $size $(sink -g "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
 	done
 	ethtool --set-priv-flags "$pf" rx-udp-merge off
+	# XDP_DROP: all but the run's last frame dropped by the program.
+	for nic in pf vn; do
+		xdp_attach "$nic" xdp_bench_drop || continue
+		for size in 64 1500; do
+			echo "prof nic ${nic}xdpdrop size $size frames $count $(sink 1 "$(gen_req "$nic" "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+		done
+		xdp_detach
+	done
 fi
 
 echo "# ethtool -S $pf:"

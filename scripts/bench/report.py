@@ -463,7 +463,8 @@ def profile(d, system_map):
                     f = name(key[0])
                     funcs[f] = funcs.get(f, 0) + n
             for f, v in sorted(funcs.items(), key=lambda t: -t[1]):
-                tsv.write(f"{x['nic']}\t{x['size']}\t{x['received']}\t{f}\t{v}\n")
+                frames = x.get("frames", x["received"])
+                tsv.write(f"{x['nic']}\t{x['size']}\t{frames}\t{f}\t{v}\n")
 
 
 def profile_report(d):
