@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# faults.sh [PAGEFILL_KO [MODES [CLAIM_RATE]]]: a hostile device. Each fault mode of the device
+# faults.sh [PAGEFILL_KO [MODES [CLAIM_RATE [XDP_SECTION]]]]: a hostile
+# device. Each fault mode of the device
 # model (tools/pagefill-sim/src/faults.rs) corrupts every 7th completion or
 # buffer while 31 streams send to the guest: lengths past the buffer,
 # out-of-range group, node and queue, a buffer never posted, a frame count
@@ -32,6 +33,11 @@
 # and traffic flows again. The driver unloads; what the DMA-API debugging
 # and kmemleak report then is only what the driver abandoned.
 #
+# With XDP_SECTION (e.g. xdp_pass), the program of that section of
+# xdp_pagefill.bpf.c is attached natively whenever the interface comes
+# up, so that every frame the device spoils or delivers goes through the
+# driver's XDP path; the same checks hold.
+#
 # The table of faults, their counts and the frames lost against the
 # device's counters is printed as comments; on a failure, the device's
 # per-stream counters too.
@@ -46,7 +52,16 @@ record-len,duplicate,claim-held,claim-held-late}" | tr ',' ' ')
 # CLAIM_RATE: frames/s over the 31 streams in the claim-held modes (default
 # 1000; see there).
 claim_rate=${3:-1000}
-ktap_plan $((2 * $(echo $modes | wc -w) + 14))
+xdp=${4:-}
+if [ -n "$xdp" ] && { ! command -v clang >/dev/null ||
+	! clang -O2 -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
+		-c "$here/xdp_pagefill.bpf.c" -o /tmp/faults_xdp.bpf.o; }; then
+	echo "1..0 # SKIP needs clang with the BPF target and the kernel's UAPI headers"
+	exit 4
+fi
+xdp_points=0
+[ -z "$xdp" ] || xdp_points=1
+ktap_plan $((2 * $(echo $modes | wc -w) + 14 + xdp_points))
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
 # up: the NIC's interface, addressed and up, with a neighbour to send to.
@@ -57,6 +72,7 @@ up() {
 	mac=$(cat "/sys/class/net/$dev/address")
 	ip neigh replace 192.0.2.9 lladdr 02:50:46:4c:00:09 dev "$dev"
 	eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
+	[ -z "$xdp" ] || ip link set dev "$dev" xdpdrv obj /tmp/faults_xdp.bpf.o sec "$xdp"
 }
 up
 stat() { $host ctl 0 stats | sed -n "s/^$1 //p"; }
@@ -194,6 +210,11 @@ for mode in $modes; do
 done
 ktap_check "no completion reached a buffer the driver did not own (device DMA errors: 0)" \
 	[ "$(stat dma_errors)" -eq 0 ]
+if [ -n "$xdp" ]; then
+	counters
+	ktap_check "the frames went through the XDP program: $(drv_qs xdp_pass) passed by it" \
+		eval '[ "$(drv_qs xdp_pass)" -gt 1000 ]'
+fi
 
 # Transmit into a stalled device: its ring fills, the queue stops, the
 # watchdog fires and the driver restarts the device; once the stall is over

@@ -25,7 +25,7 @@ if ! command -v clang >/dev/null ||
 	echo "1..0 # SKIP needs clang with the BPF target and the kernel's UAPI headers"
 	exit 4
 fi
-ktap_plan 15
+ktap_plan 16
 pf_log_mark
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
@@ -147,6 +147,51 @@ ktap_check "XDP_REDIRECT to the second NIC: sent by it; dropped and passed frame
 	[ "$d_rx_xdp_errors" -eq 0 ] && [ "$d_rx_packets" -eq "$d_dev" ] &&
 	[ "$d_peer_xmit" -eq "$frames" ] && [ "$d_peer_xmit_errors" -eq 0 ] &&
 	[ "$d_peer_devtx" -eq "$frames" ] && [ "$d_unjoined" -eq "$frames" ]'
+# Reconfigured under traffic with a program attached: this NIC's queues,
+# receive ring and MTU change while its program drops one port's frames and
+# redirects another's to the peer, whose queues and transmit ring change
+# and which goes down and up. Frames that meet a queue restarting or a peer
+# down are dropped and counted; nothing may crash or warn, the program
+# stays, and then every frame of a clean run is accounted for again.
+reconfig() {
+	attach xdp_mix || return 1
+	rm -f /tmp/reconfig.stop
+	(
+		while [ ! -e /tmp/reconfig.stop ]; do
+			for port in 9001 9002; do
+				$host gen --nodes 2-31 --groups 0 --size 64 --count 20 \
+					--give-up-ms 2000 --dst-mac "$mac" --dst-ip 192.0.2.1 \
+					--src-ip 198.51.100.0 --dport "$port" >/dev/null 2>&1
+			done
+		done
+	) &
+	traffic=$!
+	i=0 rc=0
+	while [ "$i" -lt 8 ]; do
+		odd=$((i % 2))
+		ethtool -L "$dev" combined $((1 + odd)) &&
+			ethtool -L "$peer" combined $((2 - odd)) &&
+			ethtool -G "$dev" rx $((256 << odd)) &&
+			ethtool -G "$peer" tx $((256 << odd)) &&
+			ip link set dev "$dev" mtu $((1400 + 100 * odd)) &&
+			ip link set dev "$peer" down &&
+			ip link set dev "$peer" up || { rc=1; break; }
+		i=$((i + 1))
+	done
+	touch /tmp/reconfig.stop
+	wait "$traffic"
+	echo "# $i rounds of ethtool -L, -G and MTU changes, the peer down and up, under traffic;" \
+		"redirects refused: $(pf_qsum "$dev" rx_xdp_errors) here," \
+		"$(pf_qsum "$peer" tx_xdp_xmit_errors) by the peer"
+	[ "$rc" -eq 0 ] && ip -d link show dev "$dev" | grep -q 'prog/xdp' || return 1
+	eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ] &&
+		[ "$(cat "/sys/class/net/$peer/carrier")" = 1 ]'
+	run xdp_mix "9001 9002" 10000 && [ "$d_rx_xdp_drop" -eq "$frames" ] &&
+		[ "$d_rx_xdp_redirect" -eq "$frames" ] && [ "$d_rx_xdp_pass" -eq "$frames" ] &&
+		[ "$d_peer_xmit" -eq "$frames" ] && [ "$d_peer_devtx" -eq "$frames" ]
+}
+ktap_check "ethtool -L/-G and MTU changes, the peer down and up, under redirected traffic" reconfig
+
 ktap_check "a program that claims 192 bytes of headroom and 256 of tailroom has them: all passed" \
 	eval 'run xdp_room && [ "$d_rx_xdp_pass" -eq "$d_dev" ] && [ "$d_rx_xdp_aborted" -eq 0 ]'
 

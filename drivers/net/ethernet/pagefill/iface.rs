@@ -512,6 +512,10 @@ impl PagefillNetdev {
         } else {
             dev.carrier_off();
         }
+        // The device reads the rings: frames may be queued.
+        for q in data.active() {
+            bh::disabled(|| q.tx.lock().set_enabled(true));
+        }
         // Woken, not only started: after a restart or a ring change, frames
         // the qdisc held while the queues were off go out now.
         dev.tx_wake_all_queues();

@@ -67,9 +67,9 @@ impl Operations for PagefillNetdev {
         let q = &active[i];
         let rings = data.rings.queue(i)?;
         let mut tx = q.tx.lock();
-        // A stopped queue is full, or not started: the device may not read
-        // its ring yet.
-        if !dev.is_running() || !tx.is_running() || dev.tx_stopped(i as u32) {
+        // Between a stop's start and the next start's end the ring is not
+        // enabled (`TxState::set_enabled`); a stopped queue is also full.
+        if !dev.is_running() || !tx.is_enabled() || dev.tx_stopped(i as u32) {
             tx.count_xmit_refused(frames.remaining());
             return Err(ENETDOWN);
         }
@@ -110,7 +110,12 @@ impl Operations for PagefillNetdev {
     }
 
     fn stop(dev: &Device<Self>, rtnl: &Rtnl<'_>) -> Result {
-        dev.tx_disable();
+        // No frame queued from here on, and no completion wakes the
+        // stack's queue that `tx_disable` stops.
+        for q in dev.data().queues.iter() {
+            bh::disabled(|| q.tx.lock().set_enabled(false));
+        }
+        dev.tx_disable(rtnl);
         // The link interrupt first: it would turn the carrier back on.
         dev.data().misc.release();
         dev.carrier_off();

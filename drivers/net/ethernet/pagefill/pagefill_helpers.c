@@ -67,6 +67,10 @@ void pagefill_netif_tx_wake_all_queues(struct net_device *dev)
 void pagefill_netif_tx_disable(struct net_device *dev)
 {
 	netif_tx_disable(dev);
+	/* ndo_xdp_xmit runs in an RCU read-side section (bottom halves off):
+	 * those that started before end before this returns.
+	 */
+	synchronize_net();
 }
 
 void pagefill_dev_kfree_skb_any(struct sk_buff *skb)

@@ -333,6 +333,9 @@ impl RxState {
             }
             Ran::RedirectFailed(buf) => {
                 self.count_xdp_seen(frame);
+                // A redirect to several targets may have queued some
+                // before it failed: flushed all the same.
+                x.redirected.set(true);
                 prog.exception(dev, Action::Redirect);
                 self.stats.xdp_errors += 1;
                 self.xdp_buf = Some(buf);

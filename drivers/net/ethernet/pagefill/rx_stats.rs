@@ -53,8 +53,9 @@ pub(crate) struct RxStats {
     /// Frames an XDP program sent back out, queued for the device
     /// (`XDP_TX`; the transmit counters count them sent).
     pub(crate) xdp_tx: u64,
-    /// Frames an XDP program redirected, taken by the target
-    /// (`XDP_REDIRECT`; refused ones count in `xdp_errors`).
+    /// Frames an XDP program redirected that the core took for the target
+    /// (`XDP_REDIRECT`; the target may still drop them; those refused at
+    /// once count in `xdp_errors`).
     pub(crate) xdp_redirect: u64,
 }
 

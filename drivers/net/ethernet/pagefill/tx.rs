@@ -111,6 +111,10 @@ pub(crate) struct TxState {
     shift: u32,
     /// The queue pair's index, which is also the stack's transmit queue.
     queue: u32,
+    /// The device reads the ring: from the end of the interface's start to
+    /// the start of its stop. Frames are only queued, and the stack's
+    /// queue only woken, while it does.
+    enabled: bool,
     pub(crate) stats: TxStats,
 }
 
@@ -133,6 +137,7 @@ impl TxState {
             rung: 0,
             clean: 0,
             shift: 0,
+            enabled: false,
             queue: 0,
             stats: TxStats::default(),
         }
@@ -158,6 +163,19 @@ impl TxState {
         self.tail = 0;
         self.rung = 0;
         self.clean = 0;
+        self.enabled = false;
+    }
+
+    /// The device reads the ring from now on (`true`: the interface's start
+    /// enabled it), or is about to stop (`false`: the first step of a stop,
+    /// before the stack's queue is disabled, so that nothing wakes it).
+    pub(crate) fn set_enabled(&mut self, on: bool) {
+        self.enabled = on && !self.slots.is_empty();
+    }
+
+    /// Whether frames may be queued (see [`Self::set_enabled`]).
+    pub(crate) fn is_enabled(&self) -> bool {
+        self.enabled
     }
 
     fn ring(&self) -> u32 {
@@ -181,6 +199,7 @@ impl TxState {
                 self.stats.dropped += 1;
             }
         }
+        self.enabled = false;
         dev.tx_reset(rtnl, self.queue);
         core::mem::take(&mut self.slots)
     }
@@ -198,6 +217,7 @@ impl TxState {
                 self.stats.dropped += 1;
             }
         }
+        self.enabled = false;
         dev.tx_reset(rtnl, self.queue);
         core::mem::take(&mut self.slots)
     }
@@ -234,8 +254,9 @@ impl TxState {
         mut skb: SkBuff,
     ) -> Xmit {
         // Room for any frame is kept (the queue stops below otherwise);
-        // this is for a stack that sends anyway.
-        if self.slots.is_empty() || self.free() < TX_MAX_PARTS as u32 {
+        // this is for a stack that sends anyway, or one woken by a
+        // completion while the interface stops.
+        if !self.enabled || self.free() < TX_MAX_PARTS as u32 {
             dev.tx_stop(self.queue);
             return Xmit::Busy(skb);
         }
@@ -338,7 +359,8 @@ impl TxState {
     ) -> core::result::Result<(), XdpBuf> {
         // The stack's frames keep their room: it stops its queue below
         // that much, and would otherwise find the ring full.
-        if self.slots.is_empty()
+        if !self.enabled
+            || !(abi::MIN_FRAME_LEN as u32..=abi::MAX_FRAME_LEN as u32).contains(&frame.len())
             || self.free() <= TX_MAX_PARTS as u32
             || rings
                 .tx_write(
@@ -373,7 +395,7 @@ impl TxState {
     ) -> core::result::Result<(), XdpFrame> {
         let len = frame.data().len();
         // As for `XDP_TX`, the stack's frames keep their room.
-        if self.slots.is_empty()
+        if !self.enabled
             || self.free() <= TX_MAX_PARTS as u32
             || !(abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&len)
         {
@@ -400,11 +422,6 @@ impl TxState {
     /// the redirect's caller drops.
     pub(crate) fn count_xmit_refused(&mut self, frames: usize) {
         self.stats.xdp_xmit_errors += frames as u64;
-    }
-
-    /// Whether the ring runs (between `install` and `stop`).
-    pub(crate) fn is_running(&self) -> bool {
-        !self.slots.is_empty()
     }
 
     /// The one descriptor of an XDP frame.
@@ -436,6 +453,7 @@ impl TxState {
             return;
         }
         let (mut pkts, mut bytes) = (0u32, 0u32);
+        let before = self.clean;
         while self.clean != done {
             let slot = (self.clean & (self.ring() - 1)) as usize;
             let Some(Some(s)) = self.slots.get(slot) else {
@@ -445,8 +463,12 @@ impl TxState {
                 self.clean = done;
                 break;
             };
-            // A frame is freed once the device is past all of it.
-            if done.wrapping_sub(self.clean) < s.descs {
+            // A frame is freed once the device is past all of it. netpoll's
+            // polls (budget 0) may not call XDP or page pool code: XDP's
+            // frames wait for the next poll (the ring completes in order).
+            if done.wrapping_sub(self.clean) < s.descs
+                || (ctx.budget() == 0 && !matches!(s.frame, TxFrame::Skb(_)))
+            {
                 break;
             }
             let descs = s.descs;
@@ -479,9 +501,15 @@ impl TxState {
             self.stats.packets += u64::from(pkts);
             self.stats.bytes += u64::from(bytes);
             dev.tx_completed(ctx, self.queue, pkts, bytes);
-            if dev.tx_stopped(self.queue) && self.tail.wrapping_sub(self.clean) < self.ring() / 2 {
-                dev.tx_wake(self.queue);
-            }
+        }
+        // Whatever was freed (XDP's frames fill the ring too), but not
+        // while the interface stops: its stack queue stays off.
+        if self.clean != before
+            && self.enabled
+            && dev.tx_stopped(self.queue)
+            && self.tail.wrapping_sub(self.clean) < self.ring() / 2
+        {
+            dev.tx_wake(self.queue);
         }
     }
 }

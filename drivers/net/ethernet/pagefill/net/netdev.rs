@@ -449,8 +449,11 @@ impl<T: Operations> Device<T> {
         unsafe { ffi::pagefill_netif_tx_wake_all_queues(self.as_raw()) }
     }
 
-    /// Stops every transmit queue and waits for running transmits to end.
-    pub fn tx_disable(&self) {
+    /// Stops every transmit queue and waits for running transmits to end:
+    /// the stack's, and the `ndo_xdp_xmit` calls (frames redirected to the
+    /// device) that started before. Process context (it sleeps: RTNL is
+    /// held).
+    pub fn tx_disable(&self, _rtnl: &Rtnl<'_>) {
         // SAFETY: the device is valid (type invariant).
         unsafe { ffi::pagefill_netif_tx_disable(self.as_raw()) }
     }
