@@ -357,11 +357,7 @@ impl TxState {
         frame: XdpTxFrame,
         group: u16,
     ) -> core::result::Result<(), XdpBuf> {
-        // The stack's frames keep their room: it stops its queue below
-        // that much, and would otherwise find the ring full.
-        if !self.enabled
-            || !(abi::MIN_FRAME_LEN as u32..=abi::MAX_FRAME_LEN as u32).contains(&frame.len())
-            || self.free() <= TX_MAX_PARTS as u32
+        if !self.xdp_fits(frame.len() as usize)
             || rings
                 .tx_write(
                     self.tail,
@@ -374,13 +370,26 @@ impl TxState {
             // frame.
             return Err(unsafe { frame.unmap(dev) });
         }
-        let slot = (self.tail & (self.ring() - 1)) as usize;
-        self.slots[slot] = Some(TxSlot {
-            frame: TxFrame::Xdp(frame),
-            descs: 1,
-        });
-        self.tail = self.tail.wrapping_add(1);
+        self.push_one(TxFrame::Xdp(frame));
         Ok(())
+    }
+
+    /// Whether an XDP frame of `len` bytes may be queued: the ring is
+    /// enabled, the frame one the device takes, and the stack's frames keep
+    /// their room (the stack stops its queue below that much, and would
+    /// otherwise find the ring full).
+    fn xdp_fits(&self, len: usize) -> bool {
+        self.enabled
+            && (abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&len)
+            && self.free() > TX_MAX_PARTS as u32
+    }
+
+    /// Records a one-descriptor frame whose descriptor was written at the
+    /// tail, and moves the tail past it.
+    fn push_one(&mut self, frame: TxFrame) {
+        let slot = (self.tail & (self.ring() - 1)) as usize;
+        self.slots[slot] = Some(TxSlot { frame, descs: 1 });
+        self.tail = self.tail.wrapping_add(1);
     }
 
     /// Queues a frame redirected to the device (`ndo_xdp_xmit`), one
@@ -393,15 +402,11 @@ impl TxState {
         rings: &QueueRings,
         frame: XdpFrame,
     ) -> core::result::Result<(), XdpFrame> {
-        let len = frame.data().len();
-        // As for `XDP_TX`, the stack's frames keep their room.
-        if !self.enabled
-            || self.free() <= TX_MAX_PARTS as u32
-            || !(abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&len)
-        {
+        let data = frame.data();
+        if !self.xdp_fits(data.len()) {
             return Err(frame);
         }
-        let group = groups::tx_group(frame.data());
+        let group = groups::tx_group(data);
         let frame = frame.map_for_tx(dev)?;
         let desc = Self::xdp_desc(frame.addr(), frame.len(), group);
         if rings.tx_write(self.tail, self.shift, &desc).is_err() {
@@ -409,12 +414,7 @@ impl TxState {
             // frame.
             return Err(unsafe { frame.unmap(dev) });
         }
-        let slot = (self.tail & (self.ring() - 1)) as usize;
-        self.slots[slot] = Some(TxSlot {
-            frame: TxFrame::Redirected(frame),
-            descs: 1,
-        });
-        self.tail = self.tail.wrapping_add(1);
+        self.push_one(TxFrame::Redirected(frame));
         Ok(())
     }
 
