@@ -35,8 +35,9 @@ pub const ID_MAGIC: u32 = u32::from_le_bytes(*b"PGFL");
 /// Major version of the interface. A driver refuses a major it does not know.
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: additions that a driver of the same major may ignore.
-/// 1 added [`record_flags`]; 2 added [`rx_kind::FLUSHED`].
-pub const VERSION_MINOR: u16 = 2;
+/// 1 added [`record_flags`]; 2 added [`rx_kind::FLUSHED`]; 3 added the
+/// flow hash ([`ctrl::RX_HASH`], [`record_flags::HASH`]).
+pub const VERSION_MINOR: u16 = 3;
 
 /// Groups (broadcast domains) on the fabric, and entries in the master table.
 pub const MAX_GROUPS: usize = 4096;
@@ -195,6 +196,11 @@ pub mod ctrl {
     /// Reset: stop, forget every buffer (all return to the host), clear the
     /// configuration and counters. Reads back 0 when the reset is done.
     pub const RESET: u32 = 1 << 1;
+    /// Write each frame's flow hash into its record ([`super::record_flags::HASH`])
+    /// in place of the sequence number. May change while enabled: it applies
+    /// from the next frame placed. Minor version 3 added it; it reads back
+    /// as written.
+    pub const RX_HASH: u32 = 1 << 2;
 }
 
 /// [`reg::STATUS`] bits.
@@ -340,8 +346,12 @@ pub mod record {
     pub const LEN: usize = 0;
     /// u16: [`super::record_flags`] (0 from a device of minor version 0).
     pub const FLAGS: usize = 2;
-    /// u32: the frame's sequence number in its stream.
+    /// u32: the frame's sequence number in its stream; or, with
+    /// [`super::record_flags::HASH`], its flow hash.
     pub const SEQ: usize = 4;
+    /// u32: the flow hash, at the sequence number's place
+    /// ([`super::record_flags::HASH`]).
+    pub const HASH: usize = 4;
 
     /// Bytes a record of a `len`-byte frame takes, padding included.
     // Called per frame on the receive path: a call costs more than the sum.
@@ -361,6 +371,52 @@ pub mod record_flags {
     /// counts as right. Clear for any other frame, and for one whose
     /// checksum is wrong: the host checks those itself.
     pub const L4_CSUM_OK: u16 = 1 << 0;
+    /// [`super::record::HASH`] holds the frame's flow hash, not its sequence
+    /// number ([`super::ctrl::RX_HASH`] set): the Toeplitz hash
+    /// ([`super::toeplitz`]) under [`super::RSS_KEY`] of an IPv4 or IPv6
+    /// frame's source and destination addresses and, with [`HASH_TCP`] or
+    /// [`HASH_UDP`], its source and destination ports, in that order, as they
+    /// are on the wire. A frame that is neither IPv4 nor IPv6 gets no hash.
+    pub const HASH: u16 = 1 << 1;
+    /// With [`HASH`]: the frame is IPv6 (IPv4 otherwise).
+    pub const HASH_IPV6: u16 = 1 << 2;
+    /// With [`HASH`]: the hash covers TCP ports (an IPv4 frame that is not a
+    /// fragment, or an IPv6 frame with no extension header, carrying TCP).
+    pub const HASH_TCP: u16 = 1 << 3;
+    /// With [`HASH`]: the hash covers UDP ports (as [`HASH_TCP`], for UDP).
+    /// Never set with [`HASH_TCP`].
+    pub const HASH_UDP: u16 = 1 << 4;
+}
+
+/// The key of the device's flow hash ([`record_flags::HASH`]): the
+/// Toeplitz key of Microsoft's RSS specification, which many NICs use by
+/// default, so the hash of a flow can be checked against published values.
+pub static RSS_KEY: [u8; 40] = [
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f,
+    0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+    0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+];
+
+/// The Toeplitz hash of `input` under `key`: for each bit of `input` that
+/// is set, from the most significant bit of its first byte on, the 32 bits
+/// of `key` starting at that bit's position are XORed into the result.
+/// `key` must hold at least 4 bytes more than `input`; a shorter key is
+/// taken as padded with zero bits.
+pub fn toeplitz(key: &[u8], input: &[u8]) -> u32 {
+    let key_byte = |i: usize| u32::from(key.get(i).copied().unwrap_or(0));
+    // The key's 32-bit window at the current bit, and the bits that follow.
+    let mut window = (key_byte(0) << 24) | (key_byte(1) << 16) | (key_byte(2) << 8) | key_byte(3);
+    let mut hash = 0u32;
+    for (i, &byte) in input.iter().enumerate() {
+        let next = key_byte(i + 4);
+        for bit in 0..8 {
+            if byte & (0x80 >> bit) != 0 {
+                hash ^= window;
+            }
+            window = (window << 1) | ((next >> (7 - bit)) & 1);
+        }
+    }
+    hash
 }
 
 /// A transmit descriptor: 16 bytes in the transmit ring. A frame is one or

@@ -45,6 +45,21 @@ enum pagefill_features {
 	PAGEFILL_F_RXCSUM = 1 << 2,
 	/* Read only (pagefill_netdev_features()): the stack's, not offered. */
 	PAGEFILL_F_GRO_FRAGLIST = 1 << 3,
+	/* Flow hashes from the device: NETIF_F_RXHASH, and XDP's receive
+	 * hash metadata (xmo_rx_hash).
+	 */
+	PAGEFILL_F_RXHASH = 1 << 4,
+};
+
+/* What a received frame's flow hash covers: the XDP_RSS_* bits of
+ * enum xdp_rss_hash_type; 0 for no hash.
+ */
+enum pagefill_rss {
+	PAGEFILL_RSS_L3_IPV4 = 1 << 0,
+	PAGEFILL_RSS_L3_IPV6 = 1 << 1,
+	PAGEFILL_RSS_L4 = 1 << 3,
+	PAGEFILL_RSS_L4_TCP = 1 << 4,
+	PAGEFILL_RSS_L4_UDP = 1 << 5,
 };
 
 /* An Ethernet device with @priv_size bytes of private area. */
@@ -99,6 +114,8 @@ void *pagefill_page_address(const struct page *page);
 int pagefill_skb_tailroom(const struct sk_buff *skb);
 void pagefill_skb_eth_type_trans(struct sk_buff *skb, struct net_device *dev);
 void pagefill_skb_csum_unnecessary(struct sk_buff *skb);
+/* The frame's flow hash; @rss_type as enum pagefill_rss, not 0. */
+void pagefill_skb_set_hash(struct sk_buff *skb, u32 hash, u32 rss_type);
 /*
  * Makes @skb, a UDP datagram whose header starts @udp_offset bytes into its
  * data, one that the stack splits into @segs datagrams of @gso_size payload
@@ -186,9 +203,12 @@ void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq);
  * success (*@redirect_err 0) the buffer belongs to the redirect's target.
  * In a NAPI poll, which then calls pagefill_xdp_do_flush() before it ends.
  */
+/* @hash and @rss_type (enum pagefill_rss, 0 for none): the frame's flow
+ * hash, for the program's bpf_xdp_metadata_rx_hash().
+ */
 u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 		     struct page *page, u32 frame_sz, u32 *off, u32 *len,
-		     int *redirect_err);
+		     u32 hash, u32 rss_type, int *redirect_err);
 void pagefill_xdp_do_flush(void);
 /* A frame redirected to the device (ndo_xdp_xmit). */
 struct xdp_frame;

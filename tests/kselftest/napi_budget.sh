@@ -18,6 +18,10 @@
 #
 # Not vacuous: every frame arrives complete and in order at a UDP socket,
 # and the trace holds exactly one GRO entry for each, with no event lost.
+#
+# The same trace shows each skb's hash: every frame of the 31 streams
+# carries the layer 4 flow hash of its own stream, as computed here
+# (toeplitz.py); with `ethtool -K rxhash off`, none carries a hash.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 frames=${2:-6000}
@@ -31,7 +35,7 @@ if [ ! -d "$tr/events/napi/napi_poll" ] || [ ! -d "$tr/events/net/napi_gro_recei
 "net:napi_gro_receive_entry events"
 	exit 4
 fi
-ktap_plan 8
+ktap_plan 10
 pf_log_mark
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
@@ -117,6 +121,40 @@ ktap_check "31 streams, $((31 * per)) frames of 64 bytes unpaced, complete and i
 "every event traced" \
 	burst 1-31 "$per"
 ktap_check "31 streams: no poll handed up more frames than its budget" check_polls $((31 * per))
+
+# hashes: from /tmp/trace, "HASH COUNT" for each hash the GRO entries
+# carried, and "not-l4 COUNT" for entries whose hash is not a layer 4 one.
+hashes() {
+	awk '/ napi_gro_receive_entry: / {
+		h = $0; sub(/.* hash=/, "", h); sub(/ .*/, "", h)
+		if ($0 !~ / l4_hash=1 /) notl4++
+		n[h]++
+	} END { for (h in n) print h, n[h]; print "not-l4", notl4 + 0 }' /tmp/trace | sort
+}
+# check_hashes FIRST LAST PER: the traced frames of nodes FIRST..LAST, PER
+# each, carried their own flow's hash, each a layer 4 hash.
+check_hashes() {
+	for node in $(seq "$1" "$2"); do
+		echo "$(python3 "$here/toeplitz.py" "198.51.100.$node" 192.0.2.1 \
+			$((10000 + node)) 9000) $3"
+	done | { cat; echo "not-l4 0"; } | sort >/tmp/hashes.want
+	hashes >/tmp/hashes.got
+	echo "# distinct hashes $(grep -vc not-l4 /tmp/hashes.got), $(grep not-l4 /tmp/hashes.got)"
+	diff /tmp/hashes.want /tmp/hashes.got | head -n 6 | sed 's/^/# /'
+	cmp -s /tmp/hashes.want /tmp/hashes.got
+}
+ktap_check "31 streams: every frame carried its own flow's layer 4 hash from the device" \
+	check_hashes 1 31 "$per"
+# check_no_hash FRAMES: FRAMES traced frames, none with a hash.
+check_no_hash() {
+	hashes >/tmp/hashes.got
+	printf '0x00000000 %s\nnot-l4 %s\n' "$1" "$1" | cmp -s - /tmp/hashes.got ||
+		{ sed 's/^/# /' /tmp/hashes.got | head -n 4; return 1; }
+}
+ethtool -K "$dev" rxhash off
+ktap_check "with rxhash off, 300 frames with no hash" \
+	eval 'burst 1 300 && check_no_hash 300'
+ethtool -K "$dev" rxhash on
 ktap_check "no bad completion, no receive error" eval \
 	'[ "$(pf_qsum "$dev" rx_bad_completions)" -eq 0 ] &&
 	[ "$(cat /sys/class/net/$dev/statistics/rx_errors)" -eq 0 ]'

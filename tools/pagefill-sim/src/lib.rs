@@ -25,6 +25,7 @@ pub mod fabric;
 pub mod faults;
 pub mod generator;
 pub mod nic;
+pub mod rss;
 pub mod rx;
 pub mod server;
 pub mod tx;

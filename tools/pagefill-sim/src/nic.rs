@@ -113,6 +113,8 @@ pub struct Nic {
     pub(crate) master: u64,
     pub(crate) buf_shift: u32,
     pub(crate) coalesce_usecs: u32,
+    /// `ctrl::RX_HASH`: records carry the flow hash, not the sequence number.
+    pub(crate) rx_hash: bool,
     pub(crate) num_queues: u32,
     pub(crate) misc_cause: u32,
     pub(crate) misc_armed: bool,
@@ -149,6 +151,7 @@ impl Nic {
             master: 0,
             buf_shift: abi::MIN_BUF_SHIFT,
             coalesce_usecs: 50,
+            rx_hash: false,
             num_queues: 1,
             misc_cause: 0,
             misc_armed: false,
@@ -178,6 +181,7 @@ impl Nic {
         self.master = 0;
         self.buf_shift = abi::MIN_BUF_SHIFT;
         self.coalesce_usecs = 50;
+        self.rx_hash = false;
         self.num_queues = 1;
         self.misc_cause = 0;
         self.misc_armed = false;
@@ -294,11 +298,9 @@ impl Nic {
             reg::MAC_LO => u32::from_le_bytes([mac[0], mac[1], mac[2], mac[3]]),
             reg::MAC_HI => u32::from_le_bytes([mac[4], mac[5], 0, 0]),
             reg::CTRL => {
-                if self.enabled {
-                    abi::ctrl::ENABLE
-                } else {
-                    0
-                }
+                let enable = if self.enabled { abi::ctrl::ENABLE } else { 0 };
+                let hash = if self.rx_hash { abi::ctrl::RX_HASH } else { 0 };
+                enable | hash
             }
             reg::STATUS => self.status(),
             reg::MASTER_LO => self.master as u32,
@@ -341,6 +343,7 @@ impl Nic {
         let cfg = !self.enabled;
         match offset {
             reg::CTRL => {
+                self.rx_hash = v & abi::ctrl::RX_HASH != 0;
                 if v & abi::ctrl::RESET != 0 {
                     self.reset();
                 } else if v & abi::ctrl::ENABLE != 0 && !self.enabled {

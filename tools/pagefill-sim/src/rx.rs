@@ -372,13 +372,21 @@ impl Nic {
         s.staging.resize(off + record::size(frame.len()), 0);
         let hdr = &mut s.staging[off..off + record::HEADER_SIZE];
         hdr[record::LEN..record::LEN + 2].copy_from_slice(&(frame.len() as u16).to_le_bytes());
-        let flags = if crate::csum::l4_checksum_ok(frame) {
+        let mut flags = if crate::csum::l4_checksum_ok(frame) {
             record_flags::L4_CSUM_OK
         } else {
             0
         };
+        let mut word = seq;
+        if self.rx_hash {
+            if let Some((hash, hash_flags)) = crate::rss::flow_hash(frame) {
+                word = hash;
+                flags |= hash_flags;
+            }
+        }
         hdr[record::FLAGS..record::FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
-        hdr[record::SEQ..record::SEQ + 4].copy_from_slice(&seq.to_le_bytes());
+        // The sequence number's word, or the hash in its place.
+        hdr[record::SEQ..record::SEQ + 4].copy_from_slice(&word.to_le_bytes());
         let data = off + record::HEADER_SIZE;
         s.staging[data..data + frame.len()].copy_from_slice(frame);
         s.frames += 1;

@@ -56,6 +56,42 @@ fn frames_are_packed_behind_aligned_record_headers_until_eot() {
     assert_eq!(h.read(reg::RX_FRAMES), lens.len() as u32);
 }
 
+/// `ctrl::RX_HASH` puts each IP frame's flow hash in its record in place of
+/// the sequence number, from the next frame on, and says so per record;
+/// other frames keep their sequence number; a reset clears the bit.
+#[test]
+fn records_carry_the_flow_hash_while_rx_hash_is_set() {
+    let mut h = Host::new(1, 6, 12);
+    h.join(7, &[2]);
+    let buf = h.entry(7, 2);
+    // IPv4 UDP from 198.51.100.2:10002 to 192.0.2.1:9000.
+    let mut udp = vec![0u8; 64];
+    udp[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    udp[14] = 0x45;
+    udp[14 + 9] = 17;
+    udp[26..30].copy_from_slice(&[198, 51, 100, 2]);
+    udp[30..34].copy_from_slice(&[192, 0, 2, 1]);
+    udp[34..36].copy_from_slice(&10002u16.to_be_bytes());
+    udp[36..38].copy_from_slice(&9000u16.to_be_bytes());
+    let input = [198, 51, 100, 2, 192, 0, 2, 1, 0x27, 0x12, 0x23, 0x28];
+    let want = abi::toeplitz(&abi::RSS_KEY, &input);
+    let now = h.now;
+    h.nic.rx_frame(7, 2, 0, false, &udp, now);
+    h.write(reg::CTRL, abi::ctrl::ENABLE | abi::ctrl::RX_HASH);
+    assert_eq!(h.read(reg::CTRL), abi::ctrl::ENABLE | abi::ctrl::RX_HASH);
+    h.nic.rx_frame(7, 2, 1, false, &udp, now);
+    h.frame(7, 2, 2, 64, true);
+    let d = h.completions(0)[1];
+    assert_eq!((d.kind, d.frames), (rx_kind::DATA, 3));
+    let words: Vec<u32> = h.records(buf, d.bytes).iter().map(|r| r.1).collect();
+    assert_eq!(words, [0, want, 2]);
+    let flags = h.record_flags(buf, d.bytes);
+    let hashed = abi::record_flags::HASH | abi::record_flags::HASH_UDP;
+    assert_eq!(flags.iter().map(|f| f & !abi::record_flags::L4_CSUM_OK).collect::<Vec<_>>(), [0, hashed, 0]);
+    h.write(reg::CTRL, abi::ctrl::RESET);
+    assert_eq!(h.read(reg::CTRL), 0);
+}
+
 #[test]
 fn a_full_buffer_is_written_and_the_next_taken_in_one_completion() {
     let mut h = Host::new(1, 6, 12);

@@ -134,4 +134,12 @@ impl Identity {
         // INVARIANT: every bound of the type invariant was checked above.
         Ok(this)
     }
+
+    /// Whether the device writes flow hashes into its records when asked
+    /// ([`abi::ctrl::RX_HASH`], minor version 3). An older device would
+    /// ignore the bit and leave sequence numbers with no flag, which reads
+    /// as no hash; the driver does not ask it.
+    pub(crate) fn has_rx_hash(&self) -> bool {
+        abi::version_minor(self.version) >= 3
+    }
 }

@@ -152,6 +152,9 @@ pub(crate) struct NetdevData {
     pub(crate) link_mbps: u32,
     /// The NIC's node id on the fabric.
     pub(crate) node_id: u8,
+    /// The device writes flow hashes into its records
+    /// ([`crate::hw::Identity::has_rx_hash`]).
+    pub(crate) rx_hash: bool,
     /// Queue pairs in use since the interface last opened: what NAPI and
     /// the address list's updates go by, without the settings' lock.
     pub(crate) queues_in_use: AtomicU32,
@@ -186,6 +189,7 @@ pub(crate) struct Probed {
     pub(crate) misc_irq: u32,
     pub(crate) link_mbps: u32,
     pub(crate) node_id: u8,
+    pub(crate) rx_hash: bool,
 }
 
 impl NetdevData {
@@ -201,6 +205,7 @@ impl NetdevData {
                 && self.udp_merge.load(Ordering::Relaxed)
                 && !features.contains(Features::GRO_FRAGLIST)
                 && !dev.xdp_attached(),
+            hash: features.contains(Features::RXHASH),
         }
     }
 
@@ -221,6 +226,7 @@ impl NetdevData {
             udp_merge: AtomicBool::new(false),
             link_mbps: p.link_mbps,
             node_id: p.node_id,
+            rx_hash: p.rx_hash,
             queues_in_use: AtomicU32::new(p.queues),
             settings <- new_mutex!(Settings {
                 queues: p.queues,
@@ -485,9 +491,17 @@ impl PagefillNetdev {
             .and_then(|()| {
                 let bar = data.bar.try_access().ok_or(ENODEV)?;
                 bar.write32(set.coalesce_usecs, abi::reg::COALESCE_USECS);
-                let status =
-                    data.rings
-                        .enable(&bar, set.queues as usize, set.rx.buf_shift, set.tx_shift)?;
+                // The device hashes every frame when it can: the hash costs
+                // it nothing, and the stack's `rxhash` feature decides per
+                // poll whether skbs and XDP get it.
+                let ctrl = if data.rx_hash { abi::ctrl::RX_HASH } else { 0 };
+                let status = data.rings.enable(
+                    &bar,
+                    set.queues as usize,
+                    set.rx.buf_shift,
+                    set.tx_shift,
+                    ctrl,
+                )?;
                 for i in 0..set.queues as usize {
                     bar.try_write32(
                         abi::arm::RX | abi::arm::TX,

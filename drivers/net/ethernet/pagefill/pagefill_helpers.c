@@ -86,8 +86,44 @@ static netdev_features_t pagefill_netdev_bits(u32 features)
 {
 	return (features & PAGEFILL_F_SG ? NETIF_F_SG : 0) |
 	       (features & PAGEFILL_F_HW_CSUM ? NETIF_F_HW_CSUM : 0) |
-	       (features & PAGEFILL_F_RXCSUM ? NETIF_F_RXCSUM : 0);
+	       (features & PAGEFILL_F_RXCSUM ? NETIF_F_RXCSUM : 0) |
+	       (features & PAGEFILL_F_RXHASH ? NETIF_F_RXHASH : 0);
 }
+
+static_assert((u32)PAGEFILL_RSS_L3_IPV4 == (u32)XDP_RSS_L3_IPV4);
+static_assert((u32)PAGEFILL_RSS_L3_IPV6 == (u32)XDP_RSS_L3_IPV6);
+static_assert((u32)PAGEFILL_RSS_L4 == (u32)XDP_RSS_L4);
+static_assert((u32)PAGEFILL_RSS_L4_TCP == (u32)XDP_RSS_L4_TCP);
+static_assert((u32)PAGEFILL_RSS_L4_UDP == (u32)XDP_RSS_L4_UDP);
+
+/* The xdp_buff a frame's program runs on, with what the device said of the
+ * frame, for the metadata kfuncs: they get the xdp_buff as their context.
+ */
+struct pagefill_xdp_buff {
+	struct xdp_buff xdp;
+	u32 hash;
+	/* enum xdp_rss_hash_type; 0: the frame has no hash. */
+	u32 rss_type;
+};
+
+static int pagefill_xdp_rx_hash(const struct xdp_md *ctx, u32 *hash,
+				enum xdp_rss_hash_type *rss_type)
+{
+	/* Only a program bound to this device calls this, and only from
+	 * pagefill_xdp_run(), whose xdp_buff is a pagefill_xdp_buff.
+	 */
+	const struct pagefill_xdp_buff *buf = (const void *)ctx;
+
+	if (!buf->rss_type)
+		return -ENODATA;
+	*hash = buf->hash;
+	*rss_type = buf->rss_type;
+	return 0;
+}
+
+static const struct xdp_metadata_ops pagefill_xdp_metadata_ops = {
+	.xmo_rx_hash = pagefill_xdp_rx_hash,
+};
 
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
@@ -109,6 +145,8 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 	dev->mtu = mtu;
 	dev->min_mtu = min_mtu;
 	dev->max_mtu = max_mtu;
+	if (features & PAGEFILL_F_RXHASH)
+		dev->xdp_metadata_ops = &pagefill_xdp_metadata_ops;
 	/* Not registered yet: no notification, no lock needed. */
 	xdp_set_features_flag(dev, xdp_features);
 }
@@ -229,6 +267,12 @@ void pagefill_skb_eth_type_trans(struct sk_buff *skb, struct net_device *dev)
 	skb->protocol = eth_type_trans(skb, dev);
 }
 
+void pagefill_skb_set_hash(struct sk_buff *skb, u32 hash, u32 rss_type)
+{
+	skb_set_hash(skb, hash, rss_type & XDP_RSS_L4 ?
+		     PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
+}
+
 void pagefill_skb_csum_unnecessary(struct sk_buff *skb)
 {
 	skb->ip_summed = CHECKSUM_UNNECESSARY;
@@ -241,7 +285,8 @@ u32 pagefill_netdev_features(const struct net_device *dev)
 	return (f & NETIF_F_SG ? PAGEFILL_F_SG : 0) |
 	       (f & NETIF_F_HW_CSUM ? PAGEFILL_F_HW_CSUM : 0) |
 	       (f & NETIF_F_RXCSUM ? PAGEFILL_F_RXCSUM : 0) |
-	       (f & NETIF_F_GRO_FRAGLIST ? PAGEFILL_F_GRO_FRAGLIST : 0);
+	       (f & NETIF_F_GRO_FRAGLIST ? PAGEFILL_F_GRO_FRAGLIST : 0) |
+	       (f & NETIF_F_RXHASH ? PAGEFILL_F_RXHASH : 0);
 }
 
 bool pagefill_netdev_has_xdp(const struct net_device *dev)
@@ -538,22 +583,23 @@ void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq)
 
 u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 		     struct page *page, u32 frame_sz, u32 *off, u32 *len,
-		     int *redirect_err)
+		     u32 hash, u32 rss_type, int *redirect_err)
 {
 	unsigned char *hard_start = page_address(page);
-	struct xdp_buff xdp;
+	struct pagefill_xdp_buff buf = { .hash = hash, .rss_type = rss_type };
+	struct xdp_buff *xdp = &buf.xdp;
 	u32 act;
 
-	xdp_init_buff(&xdp, frame_sz, rxq);
-	xdp_prepare_buff(&xdp, hard_start, *off, *len, true);
-	act = bpf_prog_run_xdp(prog, &xdp);
-	*off = (unsigned char *)xdp.data - hard_start;
-	*len = (unsigned char *)xdp.data_end - (unsigned char *)xdp.data;
+	xdp_init_buff(xdp, frame_sz, rxq);
+	xdp_prepare_buff(xdp, hard_start, *off, *len, true);
+	act = bpf_prog_run_xdp(prog, xdp);
+	*off = (unsigned char *)xdp->data - hard_start;
+	*len = (unsigned char *)xdp->data_end - (unsigned char *)xdp->data;
 	/* The target the program chose lives in this CPU's redirect state,
 	 * which the next program run overwrites: it is acted on now.
 	 */
 	*redirect_err = act == XDP_REDIRECT ?
-		xdp_do_redirect(rxq->dev, &xdp, prog) : 0;
+		xdp_do_redirect(rxq->dev, xdp, prog) : 0;
 	return act;
 }
 

@@ -120,6 +120,12 @@ impl pci::Driver for PagefillDriver {
         // One queue pair per core by default, as other multi-queue NICs;
         // ethtool -L changes it.
         let queues = net::netdev::default_rss_queues().min(max_queues as u32);
+        let mut features = net::netdev::Features::SG
+            .with(net::netdev::Features::HW_CSUM)
+            .with(net::netdev::Features::RXCSUM);
+        if id.has_rx_hash() {
+            features = features.with(net::netdev::Features::RXHASH);
+        }
         let cfg = net::registration::Config {
             tx_queues: max_queues as u32,
             rx_queues: max_queues as u32,
@@ -128,9 +134,7 @@ impl pci::Driver for PagefillDriver {
             mtu: iface::DEFAULT_MTU,
             min_mtu: 68,
             max_mtu: iface::MAX_MTU,
-            features: net::netdev::Features::SG
-                .with(net::netdev::Features::HW_CSUM)
-                .with(net::netdev::Features::RXCSUM),
+            features,
             xdp_features: net::xdp::Features::BASIC
                 .with(net::xdp::Features::REDIRECT)
                 .with(net::xdp::Features::NDO_XMIT),
@@ -145,6 +149,7 @@ impl pci::Driver for PagefillDriver {
             misc_irq,
             link_mbps: id.link_mbps,
             node_id: id.node,
+            rx_hash: id.has_rx_hash(),
         });
         let netdev = net::registration::Registration::new(pdev.as_ref(), &cfg, data)?;
         Ok(PagefillDevice {

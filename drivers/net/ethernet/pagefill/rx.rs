@@ -72,6 +72,9 @@ pub(crate) struct RxOffloads {
     /// Merge runs of a flow's UDP datagrams (see [`udp_merge`]; the private flag
     /// `rx-udp-merge`). Only with `csum`.
     pub(crate) udp_merge: bool,
+    /// Give skbs and XDP programs the device's flow hash (`ethtool -K
+    /// rxhash`).
+    pub(crate) hash: bool,
 }
 
 /// Receive settings, from ethtool.

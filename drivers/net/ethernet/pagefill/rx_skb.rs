@@ -18,10 +18,10 @@ use crate::iface::ETH_HLEN;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PoolPage;
-use crate::net::skb::{SkBuff, MAX_FRAGS};
+use crate::net::skb::{HashL4, RxHash, SkBuff, MAX_FRAGS};
 use crate::net::xdp::{self, Action, Ran};
 use crate::rings::RawCqe;
-use crate::rx::RxState;
+use crate::rx::{RxOffloads, RxState};
 use crate::rx::XdpPoll;
 use crate::udp_merge;
 
@@ -55,6 +55,19 @@ struct Record {
     len: usize,
     /// [`record_flags`].
     flags: u16,
+    /// The header's last word: the frame's sequence number, or its flow
+    /// hash ([`record_flags::HASH`]).
+    word: u32,
+}
+
+/// What the device said of a frame besides its bytes, as far as the
+/// offloads in force let the stack rely on it.
+#[derive(Clone, Copy)]
+struct FrameMeta {
+    /// The device checked the layer 4 checksum and found it right.
+    csum_ok: bool,
+    /// The flow hash.
+    hash: Option<RxHash>,
 }
 
 // Called for every frame: inlined, as a call costs more than the body.
@@ -64,10 +77,12 @@ impl Record {
     fn at(data: &[u8], off: usize) -> Option<Self> {
         let hdr = data.get(off..off + record::HEADER_SIZE)?;
         let le16 = |at: usize| u16::from_le_bytes([hdr[at], hdr[at + 1]]);
+        let le32 = |at: usize| u32::from_le_bytes([hdr[at], hdr[at + 1], hdr[at + 2], hdr[at + 3]]);
         let rec = Self {
             start: off + record::HEADER_SIZE,
             len: usize::from(le16(record::LEN)),
             flags: le16(record::FLAGS),
+            word: le32(record::HASH),
         };
         (rec.len >= abi::MIN_FRAME_LEN && rec.start + rec.len <= data.len()).then_some(rec)
     }
@@ -88,6 +103,34 @@ impl Record {
     #[inline]
     fn csum_ok(&self) -> bool {
         self.flags & record_flags::L4_CSUM_OK != 0
+    }
+
+    /// The frame's flow hash, if the device wrote one. Any value is safe to
+    /// use as a hash; both protocol bits (which the device never sets
+    /// together) make a layer 4 hash of no known protocol.
+    #[inline]
+    fn hash(&self) -> Option<RxHash> {
+        if self.flags & record_flags::HASH == 0 {
+            return None;
+        }
+        let l4 = match self.flags & (record_flags::HASH_TCP | record_flags::HASH_UDP) {
+            0 => HashL4::None,
+            record_flags::HASH_TCP => HashL4::Tcp,
+            record_flags::HASH_UDP => HashL4::Udp,
+            _ => HashL4::Unknown,
+        };
+        let ipv6 = self.flags & record_flags::HASH_IPV6 != 0;
+        Some(RxHash::new(self.word, ipv6, l4))
+    }
+
+    /// What the stack may take from the device about this frame, under
+    /// `offloads`.
+    #[inline]
+    fn meta(&self, offloads: &RxOffloads) -> FrameMeta {
+        FrameMeta {
+            csum_ok: offloads.csum && self.csum_ok(),
+            hash: if offloads.hash { self.hash() } else { None },
+        }
     }
 }
 
@@ -123,14 +166,14 @@ impl RxState {
             };
             // The device vouches for the checksum; the frame's bytes are
             // checked as any other (length here, headers by the stack).
-            let csum_ok = self.offloads.csum && rec.csum_ok();
+            let meta = rec.meta(&self.offloads);
             if let Some(x) = xdp {
                 frames = frames.saturating_add(1);
-                self.xdp_frame(dev, ctx, x, rec.frame(data), csum_ok);
+                self.xdp_frame(dev, ctx, x, rec.frame(data), meta);
                 off = rec.next();
                 continue;
             }
-            if self.offloads.udp_merge && csum_ok {
+            if self.offloads.udp_merge && meta.csum_ok {
                 if let Some((n, next)) = self.merge_run(dev, ctx, buf, data, &rec) {
                     frames = frames.saturating_add(n);
                     off = next;
@@ -146,7 +189,7 @@ impl RxState {
             };
             match skb {
                 Some(skb) => {
-                    self.hand_up(dev, ctx, skb, csum_ok);
+                    self.hand_up(dev, ctx, skb, meta);
                     self.stats.packets += 1;
                     self.stats.bytes += rec.len as u64;
                 }
@@ -224,6 +267,10 @@ impl RxState {
         });
         match gso {
             Some(mut skb) => {
+                // One flow: the first datagram's hash is every one's.
+                if let Some(hash) = first.meta(&self.offloads).hash {
+                    skb.set_hash(hash);
+                }
                 skb.eth_type_trans(dev);
                 ctx.gro_receive(skb);
                 self.stats.packets += n as u64;
@@ -272,15 +319,19 @@ impl RxState {
     }
 
     /// Hands a frame's skb to the stack through GRO, its checksum marked
-    /// checked if the device vouched for it (`csum_ok`), and counts which.
+    /// checked if the device vouched for it, and counts which; with its flow
+    /// hash if it has one.
     fn hand_up<T: Operations>(
         &mut self,
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
         mut skb: SkBuff,
-        csum_ok: bool,
+        meta: FrameMeta,
     ) {
-        if csum_ok {
+        if let Some(hash) = meta.hash {
+            skb.set_hash(hash);
+        }
+        if meta.csum_ok {
             skb.set_csum_unnecessary();
             self.stats.csum_unnecessary += 1;
         } else {
@@ -302,7 +353,7 @@ impl RxState {
         ctx: &PollCtx<'_>,
         x: &XdpPoll<'_>,
         frame: &[u8],
-        csum_ok: bool,
+        meta: FrameMeta,
     ) {
         let prog = x.prog;
         let buf = match self.xdp_buf.take() {
@@ -314,7 +365,7 @@ impl RxState {
             ctx.count_consumed();
             return;
         };
-        let (mut buf, v) = match buf.run(rxq, prog, frame) {
+        let (mut buf, v) = match buf.run(rxq, prog, frame, meta.hash) {
             Ran::Kept(buf, v) => (buf, v),
             Ran::NotRun(buf) => {
                 // Longer than the MTU lets an XDP program see (`xdp_check`):
@@ -356,7 +407,11 @@ impl RxState {
                         // The device's word holds for the bytes it checked:
                         // a frame the program moved or cut is checked again.
                         let kept = v.off == xdp::HEADROOM && v.len == frame.len();
-                        self.hand_up(dev, ctx, skb, csum_ok && kept);
+                        let meta = FrameMeta {
+                            csum_ok: meta.csum_ok && kept,
+                            ..meta
+                        };
+                        self.hand_up(dev, ctx, skb, meta);
                         self.stats.xdp_pass += 1;
                     }
                     None => {

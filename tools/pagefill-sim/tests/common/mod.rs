@@ -253,6 +253,20 @@ impl Host {
         out
     }
 
+    /// The [`abi::record_flags`] of each record of a written buffer.
+    pub fn record_flags(&self, addr: u64, bytes: u32) -> Vec<u16> {
+        let mut buf = vec![0u8; bytes as usize];
+        self.mem.read(addr, &mut buf).unwrap();
+        let mut out = Vec::new();
+        let mut off = 0;
+        while off + 8 <= buf.len() {
+            let len = u16::from_le_bytes([buf[off], buf[off + 1]]);
+            out.push(u16::from_le_bytes([buf[off + 2], buf[off + 3]]));
+            off += abi::record::size(usize::from(len));
+        }
+        out
+    }
+
     pub fn take_irqs(&self) -> Vec<u16> {
         std::mem::take(&mut *self.irqs.lock().unwrap())
     }

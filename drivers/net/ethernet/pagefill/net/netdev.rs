@@ -748,6 +748,10 @@ impl Features {
     /// The stack may chain a flow's received skbs into one (`ethtool -K
     /// rx-gro-list`, a feature of the stack's, which no device offers).
     pub const GRO_FRAGLIST: Self = Self(ffi::pagefill_features_PAGEFILL_F_GRO_FRAGLIST);
+    /// The device gives each frame a flow hash (`ethtool -K rxhash`): set
+    /// as the skb's hash, and given to XDP programs that ask
+    /// (`bpf_xdp_metadata_rx_hash()`).
+    pub const RXHASH: Self = Self(ffi::pagefill_features_PAGEFILL_F_RXHASH);
 
     /// Both sets.
     pub const fn with(self, o: Self) -> Self {

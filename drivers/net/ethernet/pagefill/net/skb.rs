@@ -12,6 +12,65 @@ use crate::ffi;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PoolPage;
 
+/// What a received frame's flow hash covers beyond its addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashL4 {
+    /// The addresses only.
+    None,
+    /// And the TCP ports.
+    Tcp,
+    /// And the UDP ports.
+    Udp,
+    /// And the ports of a layer 4 protocol the device did not name.
+    Unknown,
+}
+
+/// A received frame's flow hash, as the device computed it, with what it
+/// covers: the skb's hash (`skb_set_hash()`) and XDP's receive hash
+/// metadata.
+///
+/// # Invariants
+///
+/// `rss_type` is a non-zero combination of `enum xdp_rss_hash_type` bits:
+/// one address family, and `XDP_RSS_L4` with at most one protocol bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxHash {
+    value: u32,
+    rss_type: u32,
+}
+
+impl RxHash {
+    /// The hash `value` of an IPv6 (else IPv4) frame, over `l4`'s ports too.
+    pub fn new(value: u32, ipv6: bool, l4: HashL4) -> Self {
+        let l3 = if ipv6 {
+            ffi::pagefill_rss_PAGEFILL_RSS_L3_IPV6
+        } else {
+            ffi::pagefill_rss_PAGEFILL_RSS_L3_IPV4
+        };
+        let l4 = match l4 {
+            HashL4::None => 0,
+            HashL4::Tcp => ffi::pagefill_rss_PAGEFILL_RSS_L4 | ffi::pagefill_rss_PAGEFILL_RSS_L4_TCP,
+            HashL4::Udp => ffi::pagefill_rss_PAGEFILL_RSS_L4 | ffi::pagefill_rss_PAGEFILL_RSS_L4_UDP,
+            HashL4::Unknown => ffi::pagefill_rss_PAGEFILL_RSS_L4,
+        };
+        // INVARIANT: one family bit, and L4 with at most one protocol.
+        Self {
+            value,
+            rss_type: l3 | l4,
+        }
+    }
+
+    /// The hash.
+    pub fn value(&self) -> u32 {
+        self.value
+    }
+
+    /// Its `enum xdp_rss_hash_type`, never 0 (type invariant).
+    pub(crate) fn rss_type(&self) -> u32 {
+        self.rss_type
+    }
+}
+
 /// An owned socket buffer; freed on drop.
 ///
 /// # Invariants
@@ -73,6 +132,14 @@ impl SkBuff {
         // SAFETY: the skb is ours and holds at least an Ethernet header
         // (the receive path checks the length); `dev` is registered.
         unsafe { ffi::pagefill_skb_eth_type_trans(self.as_raw(), dev.as_raw()) }
+    }
+
+    /// Sets the frame's flow hash, as the device computed it: the stack
+    /// then need not compute one (RPS, RFS, flow dissection).
+    pub fn set_hash(&mut self, hash: RxHash) {
+        // SAFETY: `self` owns a valid skb (type invariant); the type is
+        // non-zero (`RxHash`'s invariant), as the helper needs.
+        unsafe { ffi::pagefill_skb_set_hash(self.as_raw(), hash.value(), hash.rss_type()) }
     }
 
     /// Marks the frame's checksum as checked by the device, so the stack

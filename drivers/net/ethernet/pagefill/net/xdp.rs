@@ -27,6 +27,7 @@ use crate::ffi;
 use crate::net::napi::{Napi, PollCtx};
 use crate::net::netdev::{Device, Operations, Rtnl};
 use crate::net::page_pool::{PagePool, PoolPage};
+use crate::net::skb::RxHash;
 
 /// Bytes before a frame that a program may claim (`XDP_PACKET_HEADROOM`).
 pub const HEADROOM: usize = ffi::pagefill_xdp_room_PAGEFILL_XDP_HEADROOM as usize;
@@ -319,8 +320,9 @@ impl XdpBuf {
     /// Copies `frame` in after the headroom and runs `prog` on it, as a
     /// frame of receive queue `rxq`, in a poll of the queue's NAPI
     /// instance. A frame the program redirects goes with the buffer; the
-    /// poll must then end with [`flush_redirects`].
-    pub fn run(self, rxq: &RxQueue, prog: Prog<'_>, frame: &[u8]) -> Ran {
+    /// poll must then end with [`flush_redirects`]. `hash` is what the
+    /// program's `bpf_xdp_metadata_rx_hash()` finds (none: `-ENODATA`).
+    pub fn run(self, rxq: &RxQueue, prog: Prog<'_>, frame: &[u8], hash: Option<RxHash>) -> Ran {
         // The core returns a redirected frame's buffer to the pool the
         // queue's memory model names: it must be this buffer's.
         if frame.len() > self.max_frame() || self.page.pool_raw() != rxq.pool.as_ptr() {
@@ -349,6 +351,8 @@ impl XdpBuf {
                 self.page.len() as u32,
                 &mut off,
                 &mut len,
+                hash.map_or(0, |h| h.value()),
+                hash.map_or(0, |h| h.rss_type()),
                 &mut redirect_err,
             )
         };
