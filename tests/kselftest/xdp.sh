@@ -122,9 +122,11 @@ xdp_features() {
 	sed 's/^/# /' /tmp/ynl.out
 	sed -n "s/.*'xdp-features': {\([^}]*\)}.*/\1/p" /tmp/ynl.out | tr -d "' " | tr , '\n' |
 		sort | tr '\n' ' ' >/tmp/features
-	[ "$(cat /tmp/features)" = "basic ndo-xmit redirect " ]
+	[ "$(cat /tmp/features)" = "basic ndo-xmit redirect " ] &&
+		grep -q "'xdp-rx-metadata-features': {'hash'}" /tmp/ynl.out
 }
-ktap_check "xdp-features: basic (ABORTED, DROP, PASS, TX), redirect, ndo-xmit; no more" \
+ktap_check "xdp-features: basic (ABORTED, DROP, PASS, TX), redirect, ndo-xmit; no more; \
+receive metadata: hash" \
 	xdp_features
 ktap_check "a native XDP program attaches (xdpdrv)" attach xdp_pass
 ktap_check "XDP_DROP: $frames frames to port 9000 all passed in order, $frames to 9001 dropped" \
