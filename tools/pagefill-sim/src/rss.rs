@@ -101,19 +101,60 @@ mod tests {
     // the RSS Hash Calculation"): destination 161.142.100.80:1766, source
     // 66.9.149.187:2794, and so on; the hash input is source, then
     // destination.
-    const V4: [([u8; 4], u16, [u8; 4], u16, u32, u32); 5] = [
-        ([66, 9, 149, 187], 2794, [161, 142, 100, 80], 1766, 0x323e_8fc2, 0x51cc_c178),
-        ([199, 92, 111, 2], 14230, [65, 69, 140, 83], 4739, 0xd718_262a, 0xc626_b0ea),
-        ([24, 19, 198, 95], 12898, [12, 22, 207, 184], 38024, 0xd2d0_a5de, 0x5c2b_394a),
-        ([38, 27, 205, 30], 48228, [209, 142, 163, 6], 2217, 0x8298_9176, 0xafc7_327f),
-        ([153, 39, 163, 191], 44251, [202, 188, 127, 2], 1303, 0x5d18_09c5, 0x10e8_28a2),
+    /// Source, its port, destination, its port, the hash of the addresses,
+    /// the hash with the ports.
+    type Vector = ([u8; 4], u16, [u8; 4], u16, u32, u32);
+    const V4: [Vector; 5] = [
+        (
+            [66, 9, 149, 187],
+            2794,
+            [161, 142, 100, 80],
+            1766,
+            0x323e_8fc2,
+            0x51cc_c178,
+        ),
+        (
+            [199, 92, 111, 2],
+            14230,
+            [65, 69, 140, 83],
+            4739,
+            0xd718_262a,
+            0xc626_b0ea,
+        ),
+        (
+            [24, 19, 198, 95],
+            12898,
+            [12, 22, 207, 184],
+            38024,
+            0xd2d0_a5de,
+            0x5c2b_394a,
+        ),
+        (
+            [38, 27, 205, 30],
+            48228,
+            [209, 142, 163, 6],
+            2217,
+            0x8298_9176,
+            0xafc7_327f,
+        ),
+        (
+            [153, 39, 163, 191],
+            44251,
+            [202, 188, 127, 2],
+            1303,
+            0x5d18_09c5,
+            0x10e8_28a2,
+        ),
     ];
 
     #[test]
     fn ipv4_tcp_and_address_hashes_match_the_specification() {
         for (src, sport, dst, dport, l3, l4) in V4 {
             let f = ipv4(src, dst, IPPROTO_TCP, sport, dport, 0);
-            assert_eq!(flow_hash(&f), Some((l4, record_flags::HASH | record_flags::HASH_TCP)));
+            assert_eq!(
+                flow_hash(&f),
+                Some((l4, record_flags::HASH | record_flags::HASH_TCP))
+            );
             // Not a transport the device knows: the addresses only.
             let f = ipv4(src, dst, 47, sport, dport, 0);
             assert_eq!(flow_hash(&f), Some((l3, record_flags::HASH)));
@@ -135,7 +176,13 @@ mod tests {
         );
         let flags = record_flags::HASH | record_flags::HASH_IPV6 | record_flags::HASH_TCP;
         assert_eq!(flow_hash(&f), Some((0x4020_7d3d, flags)));
-        let f = ipv6(a("3ffe:2501:200:1fff::7"), a("3ffe:2501:200:3::1"), 0, 2794, 1766);
+        let f = ipv6(
+            a("3ffe:2501:200:1fff::7"),
+            a("3ffe:2501:200:3::1"),
+            0,
+            2794,
+            1766,
+        );
         let flags = record_flags::HASH | record_flags::HASH_IPV6;
         assert_eq!(flow_hash(&f), Some((0x2cc1_8cd5, flags)));
     }
@@ -144,7 +191,10 @@ mod tests {
     fn udp_hashes_ports_as_tcp_does() {
         let (src, sport, dst, dport, _, l4) = V4[0];
         let f = ipv4(src, dst, IPPROTO_UDP, sport, dport, 0);
-        assert_eq!(flow_hash(&f), Some((l4, record_flags::HASH | record_flags::HASH_UDP)));
+        assert_eq!(
+            flow_hash(&f),
+            Some((l4, record_flags::HASH | record_flags::HASH_UDP))
+        );
     }
 
     #[test]

@@ -87,7 +87,13 @@ fn records_carry_the_flow_hash_while_rx_hash_is_set() {
     assert_eq!(words, [0, want, 2]);
     let flags = h.record_flags(buf, d.bytes);
     let hashed = abi::record_flags::HASH | abi::record_flags::HASH_UDP;
-    assert_eq!(flags.iter().map(|f| f & !abi::record_flags::L4_CSUM_OK).collect::<Vec<_>>(), [0, hashed, 0]);
+    assert_eq!(
+        flags
+            .iter()
+            .map(|f| f & !abi::record_flags::L4_CSUM_OK)
+            .collect::<Vec<_>>(),
+        [0, hashed, 0]
+    );
     h.write(reg::CTRL, abi::ctrl::RESET);
     assert_eq!(h.read(reg::CTRL), 0);
 }

@@ -331,7 +331,10 @@ impl Rings {
             let v = queue_vector(i);
             w(v | v << 8, abi::reg::Q_VECTORS)?;
         }
-        bar.write32(abi::ctrl::ENABLE | (ctrl & abi::ctrl::RX_HASH), abi::reg::CTRL);
+        bar.write32(
+            abi::ctrl::ENABLE | (ctrl & abi::ctrl::RX_HASH),
+            abi::reg::CTRL,
+        );
         let status = bar.read32(abi::reg::STATUS);
         if status & abi::status::FATAL != 0 {
             return Err(EIO);

@@ -21,8 +21,8 @@ use crate::net::page_pool::PoolPage;
 use crate::net::skb::{HashL4, RxHash, SkBuff, MAX_FRAGS};
 use crate::net::xdp::{self, Action, Ran};
 use crate::rings::RawCqe;
-use crate::rx::{RxOffloads, RxState};
 use crate::rx::XdpPoll;
+use crate::rx::{RxOffloads, RxState};
 use crate::udp_merge;
 
 /// Frames up to this size are copied; larger ones become fragments.

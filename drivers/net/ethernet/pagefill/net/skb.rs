@@ -47,11 +47,12 @@ impl RxHash {
         } else {
             ffi::pagefill_rss_PAGEFILL_RSS_L3_IPV4
         };
+        let any = ffi::pagefill_rss_PAGEFILL_RSS_L4;
         let l4 = match l4 {
             HashL4::None => 0,
-            HashL4::Tcp => ffi::pagefill_rss_PAGEFILL_RSS_L4 | ffi::pagefill_rss_PAGEFILL_RSS_L4_TCP,
-            HashL4::Udp => ffi::pagefill_rss_PAGEFILL_RSS_L4 | ffi::pagefill_rss_PAGEFILL_RSS_L4_UDP,
-            HashL4::Unknown => ffi::pagefill_rss_PAGEFILL_RSS_L4,
+            HashL4::Tcp => any | ffi::pagefill_rss_PAGEFILL_RSS_L4_TCP,
+            HashL4::Udp => any | ffi::pagefill_rss_PAGEFILL_RSS_L4_UDP,
+            HashL4::Unknown => any,
         };
         // INVARIANT: one family bit, and L4 with at most one protocol.
         Self {
