@@ -586,10 +586,16 @@ u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 		     u32 hash, u32 rss_type, int *redirect_err)
 {
 	unsigned char *hard_start = page_address(page);
-	struct pagefill_xdp_buff buf = { .hash = hash, .rss_type = rss_type };
+	/* Not zeroed as a whole: xdp_init_buff() and xdp_prepare_buff() set
+	 * every field the core reads, and a memset of the rest would cost
+	 * each frame more than the program that drops it.
+	 */
+	struct pagefill_xdp_buff buf;
 	struct xdp_buff *xdp = &buf.xdp;
 	u32 act;
 
+	buf.hash = hash;
+	buf.rss_type = rss_type;
 	xdp_init_buff(xdp, frame_sz, rxq);
 	xdp_prepare_buff(xdp, hard_start, *off, *len, true);
 	act = bpf_prog_run_xdp(prog, xdp);

@@ -66,9 +66,38 @@ struct Record {
 struct FrameMeta {
     /// The device checked the layer 4 checksum and found it right.
     csum_ok: bool,
-    /// The flow hash.
-    hash: Option<RxHash>,
+    /// The flow hash, or none.
+    hash: RxHash,
 }
+
+/// The kind of flow hash (value 0) of each combination of a record's hash
+/// flags, which are bits 1 to 4: one table read per frame instead of a
+/// decision per flag. Any combination is safe to use: without `HASH`, no
+/// hash; both protocol bits (never set together by the device), a layer 4
+/// hash of no named protocol.
+const HASH_KINDS: [RxHash; 16] = {
+    const FLAGS: u16 = record_flags::HASH
+        | record_flags::HASH_IPV6
+        | record_flags::HASH_TCP
+        | record_flags::HASH_UDP;
+    const _: () = assert!(FLAGS == 0xf << 1);
+    let mut kinds = [RxHash::NONE; 16];
+    let mut i = 0;
+    while i < kinds.len() {
+        let flags = (i as u16) << 1;
+        if flags & record_flags::HASH != 0 {
+            let l4 = match flags & (record_flags::HASH_TCP | record_flags::HASH_UDP) {
+                0 => HashL4::None,
+                record_flags::HASH_TCP => HashL4::Tcp,
+                record_flags::HASH_UDP => HashL4::Udp,
+                _ => HashL4::Unknown,
+            };
+            kinds[i] = RxHash::new(0, flags & record_flags::HASH_IPV6 != 0, l4);
+        }
+        i += 1;
+    }
+    kinds
+};
 
 // Called for every frame: inlined, as a call costs more than the body.
 impl Record {
@@ -105,22 +134,11 @@ impl Record {
         self.flags & record_flags::L4_CSUM_OK != 0
     }
 
-    /// The frame's flow hash, if the device wrote one. Any value is safe to
-    /// use as a hash; both protocol bits (which the device never sets
-    /// together) make a layer 4 hash of no known protocol.
+    /// The frame's flow hash, if the device wrote one ([`HASH_KINDS`]). Any
+    /// value is safe to use as a hash.
     #[inline]
-    fn hash(&self) -> Option<RxHash> {
-        if self.flags & record_flags::HASH == 0 {
-            return None;
-        }
-        let l4 = match self.flags & (record_flags::HASH_TCP | record_flags::HASH_UDP) {
-            0 => HashL4::None,
-            record_flags::HASH_TCP => HashL4::Tcp,
-            record_flags::HASH_UDP => HashL4::Udp,
-            _ => HashL4::Unknown,
-        };
-        let ipv6 = self.flags & record_flags::HASH_IPV6 != 0;
-        Some(RxHash::new(self.word, ipv6, l4))
+    fn hash(&self) -> RxHash {
+        HASH_KINDS[usize::from(self.flags >> 1) & 0xf].with_value(self.word)
     }
 
     /// What the stack may take from the device about this frame, under
@@ -129,7 +147,11 @@ impl Record {
     fn meta(&self, offloads: &RxOffloads) -> FrameMeta {
         FrameMeta {
             csum_ok: offloads.csum && self.csum_ok(),
-            hash: if offloads.hash { self.hash() } else { None },
+            hash: if offloads.hash {
+                self.hash()
+            } else {
+                RxHash::NONE
+            },
         }
     }
 }
@@ -268,9 +290,7 @@ impl RxState {
         match gso {
             Some(mut skb) => {
                 // One flow: the first datagram's hash is every one's.
-                if let Some(hash) = first.meta(&self.offloads).hash {
-                    skb.set_hash(hash);
-                }
+                skb.set_hash(first.meta(&self.offloads).hash);
                 skb.eth_type_trans(dev);
                 ctx.gro_receive(skb);
                 self.stats.packets += n as u64;
@@ -328,9 +348,7 @@ impl RxState {
         mut skb: SkBuff,
         meta: FrameMeta,
     ) {
-        if let Some(hash) = meta.hash {
-            skb.set_hash(hash);
-        }
+        skb.set_hash(meta.hash);
         if meta.csum_ok {
             skb.set_csum_unnecessary();
             self.stats.csum_unnecessary += 1;
@@ -461,6 +479,7 @@ impl RxState {
     /// Counts a frame an XDP program saw as received, whatever it does with
     /// it: XDP is the stack's first layer (the netdev queue statistics'
     /// rule).
+    #[inline]
     fn count_xdp_seen(&mut self, frame: &[u8]) {
         self.stats.packets += 1;
         self.stats.bytes += frame.len() as u64;

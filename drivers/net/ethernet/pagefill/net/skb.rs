@@ -26,13 +26,15 @@ pub enum HashL4 {
 }
 
 /// A received frame's flow hash, as the device computed it, with what it
-/// covers: the skb's hash (`skb_set_hash()`) and XDP's receive hash
-/// metadata.
+/// covers, or no hash ([`Self::NONE`]): the skb's hash (`skb_set_hash()`)
+/// and XDP's receive hash metadata. Two words with no `Option` around
+/// them, as the receive path carries one per frame.
 ///
 /// # Invariants
 ///
-/// `rss_type` is a non-zero combination of `enum xdp_rss_hash_type` bits:
-/// one address family, and `XDP_RSS_L4` with at most one protocol bit.
+/// `rss_type` is 0 (no hash), or a combination of `enum xdp_rss_hash_type`
+/// bits: one address family, and `XDP_RSS_L4` with at most one protocol
+/// bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RxHash {
     value: u32,
@@ -40,8 +42,14 @@ pub struct RxHash {
 }
 
 impl RxHash {
+    /// No hash.
+    pub const NONE: Self = Self {
+        value: 0,
+        rss_type: 0,
+    };
+
     /// The hash `value` of an IPv6 (else IPv4) frame, over `l4`'s ports too.
-    pub fn new(value: u32, ipv6: bool, l4: HashL4) -> Self {
+    pub const fn new(value: u32, ipv6: bool, l4: HashL4) -> Self {
         let l3 = if ipv6 {
             ffi::pagefill_rss_PAGEFILL_RSS_L3_IPV6
         } else {
@@ -61,13 +69,31 @@ impl RxHash {
         }
     }
 
+    /// The same kind of hash (or none), of value `value`.
+    #[inline]
+    pub const fn with_value(self, value: u32) -> Self {
+        // INVARIANT: the type is kept.
+        Self {
+            value,
+            rss_type: self.rss_type,
+        }
+    }
+
+    /// Whether there is no hash.
+    #[inline]
+    pub const fn is_none(&self) -> bool {
+        self.rss_type == 0
+    }
+
     /// The hash.
-    pub fn value(&self) -> u32 {
+    #[inline]
+    pub const fn value(&self) -> u32 {
         self.value
     }
 
-    /// Its `enum xdp_rss_hash_type`, never 0 (type invariant).
-    pub(crate) fn rss_type(&self) -> u32 {
+    /// Its `enum xdp_rss_hash_type`; 0 for no hash.
+    #[inline]
+    pub(crate) const fn rss_type(&self) -> u32 {
         self.rss_type
     }
 }
@@ -137,9 +163,14 @@ impl SkBuff {
 
     /// Sets the frame's flow hash, as the device computed it: the stack
     /// then need not compute one (RPS, RFS, flow dissection).
+    /// [`RxHash::NONE`] leaves the skb without one.
     pub fn set_hash(&mut self, hash: RxHash) {
-        // SAFETY: `self` owns a valid skb (type invariant); the type is
-        // non-zero (`RxHash`'s invariant), as the helper needs.
+        if hash.is_none() {
+            return;
+        }
+        // SAFETY: `self` owns a valid skb (type invariant); the type is a
+        // valid non-zero one (`RxHash`'s invariant, checked above), as the
+        // helper needs.
         unsafe { ffi::pagefill_skb_set_hash(self.as_raw(), hash.value(), hash.rss_type()) }
     }
 

@@ -321,8 +321,9 @@ impl XdpBuf {
     /// frame of receive queue `rxq`, in a poll of the queue's NAPI
     /// instance. A frame the program redirects goes with the buffer; the
     /// poll must then end with [`flush_redirects`]. `hash` is what the
-    /// program's `bpf_xdp_metadata_rx_hash()` finds (none: `-ENODATA`).
-    pub fn run(self, rxq: &RxQueue, prog: Prog<'_>, frame: &[u8], hash: Option<RxHash>) -> Ran {
+    /// program's `bpf_xdp_metadata_rx_hash()` finds ([`RxHash::NONE`]:
+    /// `-ENODATA`).
+    pub fn run(self, rxq: &RxQueue, prog: Prog<'_>, frame: &[u8], hash: RxHash) -> Ran {
         // The core returns a redirected frame's buffer to the pool the
         // queue's memory model names: it must be this buffer's.
         if frame.len() > self.max_frame() || self.page.pool_raw() != rxq.pool.as_ptr() {
@@ -351,8 +352,8 @@ impl XdpBuf {
                 self.page.len() as u32,
                 &mut off,
                 &mut len,
-                hash.map_or(0, |h| h.value()),
-                hash.map_or(0, |h| h.rss_type()),
+                hash.value(),
+                hash.rss_type(),
                 &mut redirect_err,
             )
         };
