@@ -76,11 +76,6 @@ struct FrameMeta {
 /// hash; both protocol bits (never set together by the device), a layer 4
 /// hash of no named protocol.
 const HASH_KINDS: [RxHash; 16] = {
-    const FLAGS: u16 = record_flags::HASH
-        | record_flags::HASH_IPV6
-        | record_flags::HASH_TCP
-        | record_flags::HASH_UDP;
-    const _: () = assert!(FLAGS == 0xf << 1);
     let mut kinds = [RxHash::NONE; 16];
     let mut i = 0;
     while i < kinds.len() {
@@ -98,6 +93,12 @@ const HASH_KINDS: [RxHash; 16] = {
     }
     kinds
 };
+
+// The table's index: the hash flags are bits 1 to 4 of the record's flags.
+const _: () = assert!(
+    record_flags::HASH | record_flags::HASH_IPV6 | record_flags::HASH_TCP | record_flags::HASH_UDP
+        == 0xf << 1
+);
 
 // Called for every frame: inlined, as a call costs more than the body.
 impl Record {
