@@ -202,8 +202,7 @@ void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq);
  * For XDP_REDIRECT it also redirects the frame (xdp_do_redirect()): on
  * success (*@redirect_err 0) the buffer belongs to the redirect's target.
  * In a NAPI poll, which then calls pagefill_xdp_do_flush() before it ends.
- */
-/* @hash and @rss_type (enum pagefill_rss, 0 for none): the frame's flow
+ * @hash and @rss_type (enum pagefill_rss, 0 for none) are the frame's flow
  * hash, for the program's bpf_xdp_metadata_rx_hash().
  */
 u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,

@@ -15,29 +15,37 @@ const IPPROTO_UDP: u8 = 17;
 const IPV6_HLEN: usize = 40;
 
 /// The hash and [`record_flags`] (`HASH` and its type bits) of `frame`, or
-/// `None` for a frame that is neither IPv4 nor IPv6 (or too short to be).
-/// The ports count only when the layer 4 header is there to read them from:
-/// an IPv4 frame that is not a fragment, an IPv6 frame with no extension
-/// header.
+/// `None` for a frame that is neither IPv4 nor IPv6 (or too short for its
+/// fixed header). The ports count only when the layer 4 header is there to
+/// read them from: an IPv4 frame that is not a fragment, an IPv6 frame with
+/// no extension header, and the ports inside the length the IP header gives.
+/// The frame is untrusted: any bytes at all give a hash or none, never a
+/// panic.
 pub fn flow_hash(frame: &[u8]) -> Option<(u32, u16)> {
     let ip = frame.get(ETH_HLEN..)?;
     let ethertype = u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]);
+    let be16 = |at: usize| Some(u16::from_be_bytes([*ip.get(at)?, *ip.get(at + 1)?]));
+    // The layer 4 header is looked for only inside the packet's own length,
+    // not in Ethernet padding or whatever follows it.
     let (addrs, proto, l4, v6) = match ethertype {
         ETH_P_IPV4 => {
-            let vhl = *ip.first()?;
-            let ihl = usize::from(vhl & 0xf) * 4;
-            if vhl >> 4 != 4 || ihl < 20 {
+            let header = ip.get(..20)?;
+            let ihl = usize::from(header[0] & 0xf) * 4;
+            if header[0] >> 4 != 4 || ihl < 20 {
                 return None;
             }
-            let frag = u16::from_be_bytes([*ip.get(6)?, *ip.get(7)?]);
-            let proto = if frag & 0x3fff == 0 { ip[9] } else { 0 };
-            (ip.get(12..20)?, proto, ip.get(ihl..), false)
+            let frag = be16(6)?;
+            let proto = if frag & 0x3fff == 0 { header[9] } else { 0 };
+            let end = usize::from(be16(2)?).min(ip.len());
+            (&header[12..20], proto, ip.get(ihl..end), false)
         }
         ETH_P_IPV6 => {
-            if ip.first()? >> 4 != 6 {
+            let header = ip.get(..IPV6_HLEN)?;
+            if header[0] >> 4 != 6 {
                 return None;
             }
-            (ip.get(8..40)?, *ip.get(6)?, ip.get(IPV6_HLEN..), true)
+            let end = (IPV6_HLEN + usize::from(be16(4)?)).min(ip.len());
+            (&header[8..40], header[6], ip.get(IPV6_HLEN..end), true)
         }
         _ => return None,
     };
@@ -75,6 +83,7 @@ mod tests {
         f[12..14].copy_from_slice(&ETH_P_IPV4.to_be_bytes());
         let ip = &mut f[ETH_HLEN..];
         ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&28u16.to_be_bytes());
         ip[6..8].copy_from_slice(&frag.to_be_bytes());
         ip[9] = proto;
         ip[12..16].copy_from_slice(&src);
@@ -89,6 +98,7 @@ mod tests {
         f[12..14].copy_from_slice(&ETH_P_IPV6.to_be_bytes());
         let ip = &mut f[ETH_HLEN..];
         ip[0] = 0x60;
+        ip[4..6].copy_from_slice(&8u16.to_be_bytes());
         ip[6] = next;
         ip[8..24].copy_from_slice(&src);
         ip[24..40].copy_from_slice(&dst);
@@ -210,5 +220,37 @@ mod tests {
             flow_hash(&f[..ETH_HLEN + 22]).map(|(_, fl)| fl),
             Some(record_flags::HASH)
         );
+    }
+
+    /// Every prefix of a frame, and frames whose lengths say more or less
+    /// than they hold: a hash or none, never a panic; ports only inside
+    /// the IP packet's own length.
+    #[test]
+    fn short_and_lying_frames_are_hashed_safely() {
+        let f = ipv4([1, 2, 3, 4], [5, 6, 7, 8], IPPROTO_UDP, 1, 2, 0);
+        for n in 0..=f.len() {
+            let _ = flow_hash(&f[..n]);
+        }
+        let a = [0x20, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        let f6 = ipv6(a, a, IPPROTO_TCP, 1, 2);
+        for n in 0..=f6.len() {
+            let _ = flow_hash(&f6[..n]);
+        }
+        // IPv4 total length of the header alone, the "ports" in padding.
+        let mut padded = f.clone();
+        padded[ETH_HLEN + 2..ETH_HLEN + 4].copy_from_slice(&20u16.to_be_bytes());
+        assert_eq!(
+            flow_hash(&padded).map(|(_, fl)| fl),
+            Some(record_flags::HASH)
+        );
+        // IPv6 payload length 2: no room for the ports.
+        let mut short6 = f6.clone();
+        short6[ETH_HLEN + 4..ETH_HLEN + 6].copy_from_slice(&2u16.to_be_bytes());
+        let v6 = record_flags::HASH | record_flags::HASH_IPV6;
+        assert_eq!(flow_hash(&short6).map(|(_, fl)| fl), Some(v6));
+        // A length beyond the frame is cut to the frame.
+        let mut long = f.clone();
+        long[ETH_HLEN + 2..ETH_HLEN + 4].copy_from_slice(&9000u16.to_be_bytes());
+        assert_eq!(flow_hash(&long), flow_hash(&f));
     }
 }

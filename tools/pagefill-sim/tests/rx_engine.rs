@@ -69,6 +69,7 @@ fn records_carry_the_flow_hash_while_rx_hash_is_set() {
     udp[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
     udp[14] = 0x45;
     udp[14 + 9] = 17;
+    udp[16..18].copy_from_slice(&50u16.to_be_bytes());
     udp[26..30].copy_from_slice(&[198, 51, 100, 2]);
     udp[30..34].copy_from_slice(&[192, 0, 2, 1]);
     udp[34..36].copy_from_slice(&10002u16.to_be_bytes());

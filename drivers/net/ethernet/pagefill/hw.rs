@@ -136,9 +136,9 @@ impl Identity {
     }
 
     /// Whether the device writes flow hashes into its records when asked
-    /// ([`abi::ctrl::RX_HASH`], minor version 3). An older device would
-    /// ignore the bit and leave sequence numbers with no flag, which reads
-    /// as no hash; the driver does not ask it.
+    /// ([`abi::ctrl::RX_HASH`], minor version 3). The bit is reserved
+    /// before that, so an older device is not asked, and the driver
+    /// offers no `rxhash` on it.
     pub(crate) fn has_rx_hash(&self) -> bool {
         abi::version_minor(self.version) >= 3
     }

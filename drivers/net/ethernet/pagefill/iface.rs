@@ -494,13 +494,12 @@ impl PagefillNetdev {
                 // The device hashes every frame when it can: the hash costs
                 // it nothing, and the stack's `rxhash` feature decides per
                 // poll whether skbs and XDP get it.
-                let ctrl = if data.rx_hash { abi::ctrl::RX_HASH } else { 0 };
                 let status = data.rings.enable(
                     &bar,
                     set.queues as usize,
                     set.rx.buf_shift,
                     set.tx_shift,
-                    ctrl,
+                    data.rx_hash,
                 )?;
                 for i in 0..set.queues as usize {
                     bar.try_write32(

@@ -110,7 +110,9 @@ static int pagefill_xdp_rx_hash(const struct xdp_md *ctx, u32 *hash,
 				enum xdp_rss_hash_type *rss_type)
 {
 	/* Only a program bound to this device calls this, and only from
-	 * pagefill_xdp_run(), whose xdp_buff is a pagefill_xdp_buff.
+	 * pagefill_xdp_run(), whose xdp_buff is a pagefill_xdp_buff: the core
+	 * refuses a device-bound program in generic XDP, on another device,
+	 * in BPF_PROG_TEST_RUN and in devmap, cpumap or tail-call maps.
 	 */
 	const struct pagefill_xdp_buff *buf = (const void *)ctx;
 

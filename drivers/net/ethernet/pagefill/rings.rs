@@ -292,15 +292,16 @@ impl Rings {
 
     /// Programs the device with this memory for `queues` queue pairs,
     /// buffers of 2^`buf_shift` bytes and transmit rings of 2^`tx_shift`
-    /// entries, and enables it, with the [`abi::ctrl`] bits `ctrl` besides
-    /// `ENABLE`; returns the status register afterwards.
+    /// entries, and enables it, writing flow hashes into the records if
+    /// `rx_hash` ([`abi::ctrl::RX_HASH`]); returns the status register
+    /// afterwards.
     pub(crate) fn enable(
         &self,
         bar: &Bar0<'_>,
         queues: usize,
         buf_shift: u32,
         tx_shift: u32,
-        ctrl: u32,
+        rx_hash: bool,
     ) -> Result<u32> {
         if !(abi::MIN_RING_SHIFT..=TX_SHIFT_MAX).contains(&tx_shift)
             || !(abi::MIN_BUF_SHIFT..=abi::MAX_BUF_SHIFT).contains(&buf_shift)
@@ -331,10 +332,8 @@ impl Rings {
             let v = queue_vector(i);
             w(v | v << 8, abi::reg::Q_VECTORS)?;
         }
-        bar.write32(
-            abi::ctrl::ENABLE | (ctrl & abi::ctrl::RX_HASH),
-            abi::reg::CTRL,
-        );
+        let hash = if rx_hash { abi::ctrl::RX_HASH } else { 0 };
+        bar.write32(abi::ctrl::ENABLE | hash, abi::reg::CTRL);
         let status = bar.read32(abi::reg::STATUS);
         if status & abi::status::FATAL != 0 {
             return Err(EIO);

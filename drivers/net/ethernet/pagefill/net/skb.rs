@@ -33,8 +33,9 @@ pub enum HashL4 {
 /// # Invariants
 ///
 /// `rss_type` is 0 (no hash), or a combination of `enum xdp_rss_hash_type`
-/// bits: one address family, and `XDP_RSS_L4` with at most one protocol
-/// bit.
+/// bits: one address family, and optionally `XDP_RSS_L4` with at most one
+/// protocol bit. Nothing unsafe relies on it: it is what XDP programs and
+/// the stack are told the hash covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RxHash {
     value: u32,
@@ -93,7 +94,7 @@ impl RxHash {
 
     /// Its `enum xdp_rss_hash_type`; 0 for no hash.
     #[inline]
-    pub(crate) const fn rss_type(&self) -> u32 {
+    pub const fn rss_type(&self) -> u32 {
         self.rss_type
     }
 }
@@ -168,9 +169,7 @@ impl SkBuff {
         if hash.is_none() {
             return;
         }
-        // SAFETY: `self` owns a valid skb (type invariant); the type is a
-        // valid non-zero one (`RxHash`'s invariant, checked above), as the
-        // helper needs.
+        // SAFETY: `self` owns a valid skb (type invariant).
         unsafe { ffi::pagefill_skb_set_hash(self.as_raw(), hash.value(), hash.rss_type()) }
     }
 
