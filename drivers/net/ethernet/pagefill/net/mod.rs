@@ -10,6 +10,7 @@ pub(crate) mod irq;
 pub(crate) mod napi;
 pub(crate) mod netdev;
 pub(crate) mod page_pool;
+pub(crate) mod qstats;
 pub(crate) mod registration;
 pub(crate) mod restart;
 pub(crate) mod skb;

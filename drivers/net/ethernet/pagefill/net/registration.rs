@@ -21,7 +21,8 @@ use kernel::{
 };
 
 use crate::ffi;
-use crate::net::netdev::{Device, Features, Operations, OpsTable, StatOpsTable, NETDEV_ALIGN};
+use crate::net::netdev::{Device, Features, Operations, OpsTable, NETDEV_ALIGN};
+use crate::net::qstats::StatOpsTable;
 use crate::net::restart::Restart;
 
 /// Parameters of a new Ethernet device.
