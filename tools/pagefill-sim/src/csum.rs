@@ -3,12 +3,14 @@
 //! The Internet checksum, as the device computes it: inserted on transmit
 //! (`tx_flags::CSUM`), checked on receive (`record_flags::L4_CSUM_OK`).
 
-const ETH_HLEN: usize = 14;
-const ETH_P_IPV4: u16 = 0x0800;
-const ETH_P_IPV6: u16 = 0x86dd;
-const IPPROTO_TCP: u8 = 6;
-const IPPROTO_UDP: u8 = 17;
-const IPV6_HLEN: usize = 40;
+// The frame layouts the device reads (checksums here, flow hashes in
+// `rss.rs`).
+pub(crate) const ETH_HLEN: usize = 14;
+pub(crate) const ETH_P_IPV4: u16 = 0x0800;
+pub(crate) const ETH_P_IPV6: u16 = 0x86dd;
+pub(crate) const IPPROTO_TCP: u8 = 6;
+pub(crate) const IPPROTO_UDP: u8 = 17;
+pub(crate) const IPV6_HLEN: usize = 40;
 const TCP_MIN_HLEN: usize = 20;
 const UDP_HLEN: usize = 8;
 

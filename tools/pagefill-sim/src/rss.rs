@@ -7,12 +7,7 @@
 
 use pagefill_abi::{self as abi, record_flags};
 
-const ETH_HLEN: usize = 14;
-const ETH_P_IPV4: u16 = 0x0800;
-const ETH_P_IPV6: u16 = 0x86dd;
-const IPPROTO_TCP: u8 = 6;
-const IPPROTO_UDP: u8 = 17;
-const IPV6_HLEN: usize = 40;
+use crate::csum::{ETH_HLEN, ETH_P_IPV4, ETH_P_IPV6, IPPROTO_TCP, IPPROTO_UDP, IPV6_HLEN};
 
 /// The hash and [`record_flags`] (`HASH` and its type bits) of `frame`, or
 /// `None` for a frame that is neither IPv4 nor IPv6 (or too short for its

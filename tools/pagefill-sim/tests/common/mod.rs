@@ -237,34 +237,37 @@ impl Host {
             .collect()
     }
 
-    /// Records of a written buffer: (len, seq, first bytes of the frame).
-    pub fn records(&self, addr: u64, bytes: u32) -> Vec<(u16, u32, Vec<u8>)> {
+    /// Records of a written buffer: (len, flags, last header word, frame).
+    fn walk_records(&self, addr: u64, bytes: u32) -> Vec<(u16, u16, u32, Vec<u8>)> {
         let mut buf = vec![0u8; bytes as usize];
         self.mem.read(addr, &mut buf).unwrap();
         let mut out = Vec::new();
         let mut off = 0;
         while off + 8 <= buf.len() {
             let len = u16::from_le_bytes([buf[off], buf[off + 1]]);
-            let seq = u32::from_le_bytes(buf[off + 4..off + 8].try_into().unwrap());
+            let flags = u16::from_le_bytes([buf[off + 2], buf[off + 3]]);
+            let word = u32::from_le_bytes(buf[off + 4..off + 8].try_into().unwrap());
             let data = buf[off + 8..off + 8 + usize::from(len)].to_vec();
-            out.push((len, seq, data));
+            out.push((len, flags, word, data));
             off += abi::record::size(usize::from(len));
         }
         out
     }
 
+    /// Records of a written buffer: (len, seq, first bytes of the frame).
+    pub fn records(&self, addr: u64, bytes: u32) -> Vec<(u16, u32, Vec<u8>)> {
+        self.walk_records(addr, bytes)
+            .into_iter()
+            .map(|(len, _, word, data)| (len, word, data))
+            .collect()
+    }
+
     /// The [`abi::record_flags`] of each record of a written buffer.
     pub fn record_flags(&self, addr: u64, bytes: u32) -> Vec<u16> {
-        let mut buf = vec![0u8; bytes as usize];
-        self.mem.read(addr, &mut buf).unwrap();
-        let mut out = Vec::new();
-        let mut off = 0;
-        while off + 8 <= buf.len() {
-            let len = u16::from_le_bytes([buf[off], buf[off + 1]]);
-            out.push(u16::from_le_bytes([buf[off + 2], buf[off + 3]]));
-            off += abi::record::size(usize::from(len));
-        }
-        out
+        self.walk_records(addr, bytes)
+            .into_iter()
+            .map(|(_, flags, _, _)| flags)
+            .collect()
     }
 
     pub fn take_irqs(&self) -> Vec<u16> {
