@@ -134,10 +134,9 @@ hashes() {
 # check_hashes FIRST LAST PER: the traced frames of nodes FIRST..LAST, PER
 # each, carried their own flow's hash, each a layer 4 hash.
 check_hashes() {
-	for node in $(seq "$1" "$2"); do
-		echo "$(python3 "$here/toeplitz.py" "198.51.100.$node" 192.0.2.1 \
-			$((10000 + node)) 9000) $3"
-	done | { cat; echo "not-l4 0"; } | sort >/tmp/hashes.want
+	python3 "$here/toeplitz.py" $(for node in $(seq "$1" "$2"); do
+		echo "198.51.100.$node,192.0.2.1,$((10000 + node)),9000"
+	done) | sed "s/\$/ $3/" | { cat; echo "not-l4 0"; } | sort >/tmp/hashes.want
 	hashes >/tmp/hashes.got
 	echo "# distinct hashes $(grep -vc not-l4 /tmp/hashes.got), $(grep not-l4 /tmp/hashes.got)"
 	diff /tmp/hashes.want /tmp/hashes.got | head -n 6 | sed 's/^/# /'

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""toeplitz.py SRC DST [SPORT DPORT]: the flow hash pagefill's device writes
-for a frame from SRC to DST (IPv4 or IPv6 addresses), over the ports too if
-given: the Toeplitz hash under the key of Microsoft's RSS specification
-(programming-interface.rst, "Flow hash"), printed as 0x%08x. Checked first
+"""toeplitz.py FLOW...: for each FLOW, SRC,DST[,SPORT,DPORT], the flow hash
+pagefill's device writes for a frame from SRC to DST (IPv4 or IPv6
+addresses), over the ports too if given: the Toeplitz hash under the key of
+Microsoft's RSS specification (programming-interface.rst, "Flow hash"),
+printed as 0x%08x, one line a flow (one Python start for them all: on a
+debug kernel under TCG a start costs seconds). Checked first
 against the specification's own example, so a wrong implementation here
 cannot agree with a wrong device by accident."""
 import ipaddress
@@ -39,4 +41,5 @@ assert toeplitz(flow("66.9.149.187", "161.142.100.80", 2794, 1766)) == 0x51ccc17
 assert toeplitz(flow("66.9.149.187", "161.142.100.80")) == 0x323e8fc2
 
 if __name__ == "__main__":
-    print(f"0x{toeplitz(flow(*sys.argv[1:])):08x}")
+    for arg in sys.argv[1:]:
+        print(f"0x{toeplitz(flow(*arg.split(','))):08x}")
