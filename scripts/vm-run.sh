@@ -113,6 +113,9 @@ trap cleanup EXIT
 {
 	printf 'export PF_TOP=%q PF_KDIR=%q PF_FLAVOUR=%q PF_NICS=%q PAGEFILL_CACHE=%q\n' \
 		"$PF_TOP" "$kdir" "$flavour" "$nics" "$PF_CACHE"
+	# PF_KTAP_TIMES=1 (a developer's profile of a test): each test point
+	# is followed by the seconds it took (tests/kselftest/ktap.sh).
+	[ -z "${PF_KTAP_TIMES:-}" ] || echo "export PF_KTAP_TIMES=1"
 	printf 'cd %q\n' "$PF_TOP"
 	printf '%s\n' "$*"
 } >"$run/out/cmd"

@@ -4,9 +4,24 @@
 ktap_n=0
 ktap_fail=0
 ktap_plan() { echo "TAP version 13"; echo "1..$1"; }
-ktap_ok() { ktap_n=$((ktap_n + 1)); echo "ok $ktap_n $*"; }
-ktap_not_ok() { ktap_n=$((ktap_n + 1)); ktap_fail=$((ktap_fail + 1)); echo "not ok $ktap_n $*"; }
-ktap_skip() { ktap_n=$((ktap_n + 1)); echo "ok $ktap_n $1 # SKIP ${2:-}"; }
+# With PF_KTAP_TIMES set (scripts/vm-run.sh passes it on), each point is
+# followed by a comment with the seconds since the point before it: where a
+# test's time goes.
+ktap_time() {
+	[ -n "${PF_KTAP_TIMES:-}" ] || return 0
+	read -r ktap_up _ </proc/uptime
+	echo "# time: $ktap_up s since boot, +$(echo "$ktap_up ${ktap_t_last:-$ktap_up}" |
+		awk '{printf "%.1f", $1 - $2}') s"
+	ktap_t_last=$ktap_up
+}
+[ -z "${PF_KTAP_TIMES:-}" ] || read -r ktap_t_last _ </proc/uptime
+ktap_ok() { ktap_n=$((ktap_n + 1)); echo "ok $ktap_n $*"; ktap_time; }
+ktap_not_ok() {
+	ktap_n=$((ktap_n + 1)) ktap_fail=$((ktap_fail + 1))
+	echo "not ok $ktap_n $*"
+	ktap_time
+}
+ktap_skip() { ktap_n=$((ktap_n + 1)); echo "ok $ktap_n $1 # SKIP ${2:-}"; ktap_time; }
 # ktap_check NAME CMD...: one test point from a command's status.
 ktap_check() {
 	name=$1
