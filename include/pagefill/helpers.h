@@ -194,11 +194,17 @@ void pagefill_extack_set_msg(struct netlink_ext_ack *extack, const char *msg);
 struct xdp_rxq_info *pagefill_xdp_rxq_new(struct net_device *dev,
 					  unsigned int queue,
 					  struct napi_struct *napi,
-					  struct page_pool *pool);
+					  struct page_pool *pool,
+					  u32 frag_size);
 void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq);
 /*
  * Runs @prog on the frame of *@len bytes at *@off in @page's @frame_sz-byte
- * buffer; returns its action, and the frame's offset and length after it.
+ * buffer, followed by *@nr_frags (at most PAGEFILL_XDP_MAX_FRAGS) more
+ * buffers of the same pool, @frags, holding @frag_lens bytes each from
+ * their start (a multi-buffer frame: they go in the skb_shared_info at the
+ * buffer's end); returns its action, and the frame's offset and length
+ * (in @page) and the fragments left after it (the core gave back those the
+ * program dropped).
  * For XDP_REDIRECT it also redirects the frame (xdp_do_redirect()): on
  * success (*@redirect_err 0) the buffer belongs to the redirect's target.
  * In a NAPI poll, which then calls pagefill_xdp_do_flush() before it ends.
@@ -207,23 +213,46 @@ void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq);
  */
 u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 		     struct page *page, u32 frame_sz, u32 *off, u32 *len,
-		     u32 hash, u32 rss_type, int *redirect_err);
+		     struct page *const *frags, const u32 *frag_lens,
+		     u32 *nr_frags, u32 hash, u32 rss_type, int *redirect_err);
+/*
+ * Fragment @i of the frame in @page's @frame_sz-byte buffer after
+ * pagefill_xdp_run(): its page, and its offset and length there; NULL if
+ * there is no such fragment.
+ */
+struct page *pagefill_xdp_frag(struct page *page, u32 frame_sz, u32 i,
+			       u32 *off, u32 *len);
 void pagefill_xdp_do_flush(void);
 /* A frame redirected to the device (ndo_xdp_xmit). */
 struct xdp_frame;
 bool pagefill_xdp_frame_has_frags(const struct xdp_frame *frame);
 u32 pagefill_xdp_frame_len(const struct xdp_frame *frame);
 const void *pagefill_xdp_frame_data(const struct xdp_frame *frame);
-/* Maps @frame for the parent device of @dev to read. */
+/* @frame's length, its first buffer and its fragments. */
+u32 pagefill_xdp_get_frame_len(const struct xdp_frame *frame);
+/* Fragments of @frame beyond its first buffer (multi-buffer XDP). */
+u32 pagefill_xdp_frame_nr_frags(const struct xdp_frame *frame);
+/*
+ * Maps fragment @i of @frame for the parent device of @dev to read; its
+ * length in *@len. pagefill_tx_unmap_frag() unmaps.
+ */
+int pagefill_xdp_frame_frag_map(struct net_device *dev,
+				const struct xdp_frame *frame, u32 i,
+				dma_addr_t *dma, u32 *len);
+/*
+ * Maps @frame's first buffer for the parent device of @dev to read;
+ * pagefill_tx_unmap() unmaps.
+ */
 int pagefill_xdp_frame_map(struct net_device *dev, struct xdp_frame *frame,
 			   dma_addr_t *dma);
-void pagefill_xdp_frame_unmap(struct net_device *dev, dma_addr_t dma, u32 len);
 void pagefill_xdp_return_frame(struct xdp_frame *frame);
 /* The xdp_features bits the driver may advertise. */
 enum pagefill_xdp_features {
 	PAGEFILL_XDP_ACT_BASIC = NETDEV_XDP_ACT_BASIC,
 	PAGEFILL_XDP_ACT_REDIRECT = NETDEV_XDP_ACT_REDIRECT,
 	PAGEFILL_XDP_ACT_NDO_XMIT = NETDEV_XDP_ACT_NDO_XMIT,
+	PAGEFILL_XDP_ACT_RX_SG = NETDEV_XDP_ACT_RX_SG,
+	PAGEFILL_XDP_ACT_NDO_XMIT_SG = NETDEV_XDP_ACT_NDO_XMIT_SG,
 };
 
 /* The flags of an ndo_xdp_xmit call (net/xdp.h's, checked there). */
@@ -235,6 +264,12 @@ enum pagefill_xdp_xmit_flags {
 enum pagefill_xdp_room {
 	PAGEFILL_XDP_HEADROOM = XDP_PACKET_HEADROOM,
 	PAGEFILL_XDP_TAILROOM = SKB_DATA_ALIGN(sizeof(struct skb_shared_info)),
+	/*
+	 * Most buffers after the first that a received frame is run in: a
+	 * frame sent back takes one transmit descriptor each, and the device
+	 * takes five a frame.
+	 */
+	PAGEFILL_XDP_MAX_FRAGS = 4,
 };
 
 /*

@@ -11,7 +11,8 @@
 # one port's frames, redirects a second port's to the second NIC and
 # passes the rest has every frame accounted for by both device models.
 # Programs are replaced and detached under traffic without a frame lost,
-# and a program gets XDP's headroom and room at the tail. Needs two NICs.
+# a program gets XDP's headroom and room at the tail, and one with
+# xdp.frags sees frames longer than a buffer in several. Needs two NICs.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 frames=${2:-3000}
@@ -25,7 +26,7 @@ if ! command -v clang >/dev/null ||
 	echo "1..0 # SKIP needs clang with the BPF target and the kernel's UAPI headers"
 	exit 4
 fi
-ktap_plan 16
+ktap_plan 17
 pf_log_mark
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
@@ -52,11 +53,15 @@ attach() {
 		ip -d link show dev "$dev" | grep -q 'prog/xdp id'
 }
 
-# send PORT COUNT [RATE]: COUNT frames of 64 bytes from node 2 (nodes 0
-# and 1 are the NICs) to UDP port PORT, RATE a second (default unpaced).
+# send PORT COUNT [RATE]: COUNT frames of $size bytes (64) from node 2
+# (nodes 0 and 1 are the NICs) to UDP port PORT, RATE a second (default
+# unpaced); with fill=1, every payload byte set and a UDP checksum over
+# them (the generator's --fill).
+size=64 fill=0
 send() {
-	$host gen --nodes 2 --groups 0 --size 64 --count "$2" --rate "${3:-0}" --give-up-ms 20000 \
-		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 --dport "$1" >/tmp/gen.out
+	$host gen --nodes 2 --groups 0 --size "$size" --fill "$fill" --count "$2" --rate "${3:-0}" \
+		--give-up-ms 20000 --dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 \
+		--dport "$1" >/tmp/gen.out
 }
 
 # run SECTION [PORTS [RATE]]: with the program of SECTION attached, FRAMES
@@ -64,7 +69,7 @@ send() {
 # (default unpaced), then FRAMES to port 9000 into the sink, which must get
 # all of them. The counters' changes are left in $d_NAME.
 counters="rx_packets rx_xdp_pass rx_xdp_drop rx_xdp_aborted rx_xdp_errors rx_xdp_tx tx_xdp_frames
-	rx_xdp_redirect rx_dropped rx_bad_completions"
+	rx_xdp_redirect rx_xdp_multi_buf rx_dropped rx_bad_completions"
 snapshot() {
 	for c in $counters; do eval "$1_$c=$(pf_qsum "$dev" "$c")"; done
 	eval "$1_dev=$(stat rx_frames) $1_devtx=$(stat tx_frames)"
@@ -101,7 +106,8 @@ run() {
 		"errors $d_rx_xdp_errors, sent back $d_rx_xdp_tx (done $d_tx_xdp_frames)," \
 		"redirected $d_rx_xdp_redirect (the peer sent $d_peer_xmit, refused" \
 		"$d_peer_xmit_errors; its device sent $d_peer_devtx, this one dropped" \
-		"$d_unjoined unjoined); no buffer $d_rx_dropped, bad $d_rx_bad_completions"
+		"$d_unjoined unjoined); in several buffers $d_rx_xdp_multi_buf; no buffer" \
+		"$d_rx_dropped, bad $d_rx_bad_completions"
 	nports=$(echo ${2:-9001} | wc -w)
 	[ "$rc" -eq 0 ] && [ "$d_dev" -eq $(((nports + 1) * frames)) ] &&
 		[ "$d_rx_dropped" -eq 0 ] &&
@@ -122,11 +128,11 @@ xdp_features() {
 	sed 's/^/# /' /tmp/ynl.out
 	sed -n "s/.*'xdp-features': {\([^}]*\)}.*/\1/p" /tmp/ynl.out | tr -d "' " | tr , '\n' |
 		sort | tr '\n' ' ' >/tmp/features
-	[ "$(cat /tmp/features)" = "basic ndo-xmit redirect " ] &&
+	[ "$(cat /tmp/features)" = "basic ndo-xmit ndo-xmit-sg redirect rx-sg " ] &&
 		grep -q "'xdp-rx-metadata-features': {'hash'}" /tmp/ynl.out
 }
-ktap_check "xdp-features: basic (ABORTED, DROP, PASS, TX), redirect, ndo-xmit; no more; \
-receive metadata: hash" \
+ktap_check "xdp-features: basic (ABORTED, DROP, PASS, TX), redirect, ndo-xmit, rx-sg, \
+ndo-xmit-sg; no more; receive metadata: hash" \
 	xdp_features
 ktap_check "a native XDP program attaches (xdpdrv)" attach xdp_pass
 ktap_check "XDP_DROP: $frames frames to port 9000 all passed in order, $frames to 9001 dropped" \
@@ -253,12 +259,41 @@ ktap_check "MTU 9000 with a program attached: 200 frames of 9014 bytes through i
 
 ip link set dev "$dev" xdpdrv off
 ktap_check "detached: no program left" eval '! ip -d link show dev "$dev" | grep -q "prog/xdp"'
-# A frame must fit one buffer with the room XDP promises: 4 KiB buffers
-# and a 4000-byte MTU leave none.
-ktap_check "a program is refused where a frame and its room do not fit a buffer, with a reason" \
+# A frame must fit one buffer with the room XDP promises, unless the
+# program takes fragments: 4 KiB buffers and a 4000-byte MTU leave none.
+ktap_check "a program without xdp.frags is refused where a frame and its room do not fit a \
+buffer, with a reason" \
 	eval 'ip link set dev "$dev" mtu 4000 && ethtool -G "$dev" rx-buf-len 4096 &&
 	! ip link set dev "$dev" xdpdrv obj "$obj" sec xdp_pass 2>/tmp/err &&
-	grep -q "MTU too large for XDP" /tmp/err'
+	grep -q "MTU too large for XDP without multi-buffer support" /tmp/err'
+# Multi-buffer XDP: there, a program with xdp.frags sees each 4014-byte
+# frame in two buffers (3520 bytes in the first, after XDP's headroom and
+# before its tailroom). It sends one port's frames back (a descriptor per
+# buffer), redirects another's to the peer (whose ndo_xdp_xmit takes the
+# fragment: NDO_XMIT_SG) and passes the rest, which the stack checks byte
+# for byte: the generator fills every payload byte and sums them in the
+# UDP checksum, and with the receive checksum offload off the stack
+# verifies it on the skb the driver copied from both buffers.
+multi_buf() {
+	old_frames=$frames
+	frames=300 size=4014 fill=1
+	ip link set dev "$peer" mtu 4000 && ethtool -K "$dev" rx off &&
+		eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ] &&
+			[ "$(cat "/sys/class/net/$peer/carrier")" = 1 ]' &&
+		run xdp.frags "9001 9002" 2000 && [ "$d_rx_xdp_multi_buf" -eq "$d_dev" ] &&
+		[ "$d_rx_xdp_tx" -eq "$frames" ] && [ "$d_tx_xdp_frames" -eq "$frames" ] &&
+		[ "$d_devtx" -ge "$frames" ] && [ "$d_rx_xdp_redirect" -eq "$frames" ] &&
+		[ "$d_rx_xdp_pass" -eq "$frames" ] && [ "$d_rx_xdp_errors" -eq 0 ] &&
+		[ "$d_peer_xmit" -eq "$frames" ] && [ "$d_peer_xmit_errors" -eq 0 ] &&
+		[ "$d_peer_devtx" -eq "$frames" ] && [ "$d_unjoined" -eq "$frames" ]
+	rc=$?
+	frames=$old_frames size=64 fill=0
+	ip link set dev "$dev" xdpdrv off && ethtool -K "$dev" rx on &&
+		ip link set dev "$peer" mtu 1500 && [ "$rc" -eq 0 ]
+}
+ktap_check "multi-buffer: 4014-byte frames in two 4 KiB buffers sent back, redirected to the \
+peer and passed intact" \
+	multi_buf
 ktap_check "with a program attached, an MTU its frames would not fit is refused" \
 	eval 'ip link set dev "$dev" mtu 1500 && attach xdp_pass &&
 	! ip link set dev "$dev" mtu 4000 &&

@@ -10,6 +10,9 @@
  *                 of ifindex PEER_IFINDEX (given when built) addressed
  *                 to group 4095, which no NIC of the test joins, and
  *                 passes the rest;
+ *   xdp.frags     takes frames in several buffers (multi-buffer XDP):
+ *                 sends those to port 9001 back, redirects those to port
+ *                 9002 as xdp_mix does and passes the rest;
  *   xdp_room      claims 192 bytes of headroom (of XDP_PACKET_HEADROOM's
  *                 256, the core keeps room for a struct xdp_frame) and 256
  *                 bytes of tailroom, gives both back and passes the frame:
@@ -83,19 +86,13 @@ SEC("xdp_pass") int prog_pass(struct xdp_md *ctx)
 #define PEER_IFINDEX 0
 #endif
 
-SEC("xdp_mix") int prog_mix(struct xdp_md *ctx)
+/* Redirects the frame at @eth, whose headers udp_dport() found (@eth was
+ * read before, so the verifier knows them in bounds), to the device of
+ * ifindex PEER_IFINDEX, addressed to pagefill's group 4095; the address is
+ * stored byte by byte, as the loader takes no data section.
+ */
+static __attribute__((always_inline)) int to_peer(struct ethhdr *eth)
 {
-	void *data = (void *)(long)ctx->data;
-	struct ethhdr *eth = data;
-	int port = udp_dport(ctx);
-
-	if (port == 9001)
-		return XDP_DROP;
-	if (port != 9002)
-		return XDP_PASS;
-	/* pagefill's group 4095 (udp_dport() checked that the headers are
-	 * there); stored byte by byte, as the loader takes no data section.
-	 */
 	eth->h_dest[0] = 0x01;
 	eth->h_dest[1] = 0x50;
 	eth->h_dest[2] = 0x46;
@@ -103,6 +100,29 @@ SEC("xdp_mix") int prog_mix(struct xdp_md *ctx)
 	eth->h_dest[4] = 0x0f;
 	eth->h_dest[5] = 0xff;
 	return redirect(PEER_IFINDEX, 0);
+}
+
+SEC("xdp_mix") int prog_mix(struct xdp_md *ctx)
+{
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	int port = udp_dport(ctx);
+
+	if (port == 9001)
+		return XDP_DROP;
+	return port == 9002 ? to_peer(eth) : XDP_PASS;
+}
+
+/* Takes frames in several buffers (the loader sets BPF_F_XDP_HAS_FRAGS for
+ * this section); the headers it reads are in the first.
+ */
+SEC("xdp.frags") int prog_frags(struct xdp_md *ctx)
+{
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	int port = udp_dport(ctx);
+
+	if (port == 9001)
+		return XDP_TX;
+	return port == 9002 ? to_peer(eth) : XDP_PASS;
 }
 
 SEC("xdp_room") int prog_room(struct xdp_md *ctx)

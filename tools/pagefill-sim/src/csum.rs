@@ -35,15 +35,30 @@ pub fn fold(mut sum: u64) -> u16 {
     sum as u16
 }
 
+/// The one's complement sum, not folded, of a TCP or UDP pseudo-header:
+/// `addrs` (source then destination address, as they sit in the IPv4 or
+/// IPv6 header), `proto` and the segment's length `len`.
+pub fn pseudo_sum(addrs: &[u8], proto: u8, len: usize) -> u64 {
+    ones_sum(addrs, u64::from(proto) + len as u64)
+}
+
 /// Stores at `start + offset` the complement of the Internet checksum of
 /// `frame[start..]` (0xffff in place of 0); false if the field is not
 /// inside the frame.
 pub fn insert_checksum(frame: &mut [u8], start: usize, offset: usize) -> bool {
+    insert_checksum_with(frame, start, offset, 0)
+}
+
+/// [`insert_checksum`], with `sum` (not folded) added in: a sender that
+/// computes the whole checksum itself, rather than finding the
+/// pseudo-header's sum in the field as a driver leaves it for offload,
+/// passes the [`pseudo_sum`] here and a zeroed field.
+pub fn insert_checksum_with(frame: &mut [u8], start: usize, offset: usize, sum: u64) -> bool {
     let field = start + offset;
     if start >= frame.len() || field + 2 > frame.len() {
         return false;
     }
-    let folded = !fold(ones_sum(&frame[start..], 0));
+    let folded = !fold(ones_sum(&frame[start..], sum));
     let value = if folded == 0 { 0xffff } else { folded };
     frame[field..field + 2].copy_from_slice(&value.to_be_bytes());
     true
@@ -86,7 +101,7 @@ pub fn l4_checksum_ok(frame: &[u8]) -> bool {
             }
             let proto = ip[9];
             let segment = &ip[ihl..tot_len];
-            let pseudo = ones_sum(&ip[12..20], u64::from(proto) + segment.len() as u64);
+            let pseudo = pseudo_sum(&ip[12..20], proto, segment.len());
             (proto, pseudo, segment)
         }
         Some(ETH_P_IPV6) => {
@@ -99,7 +114,7 @@ pub fn l4_checksum_ok(frame: &[u8]) -> bool {
             }
             let proto = ip[6];
             let segment = &ip[IPV6_HLEN..end];
-            let pseudo = ones_sum(&ip[8..40], u64::from(proto) + segment.len() as u64);
+            let pseudo = pseudo_sum(&ip[8..40], proto, segment.len());
             (proto, pseudo, segment)
         }
         _ => return false,

@@ -7,7 +7,9 @@
 //! Frame: Ethernet (to `dst_mac`, from the node's MAC), IPv4 from
 //! `src_ip` with the node in the last byte, to `dst_ip`, UDP to `dport`; the
 //! payload starts with [`PAYLOAD_MAGIC`], group (u16), node (u8), 0, and the
-//! stream's sequence number (u64), all little endian.
+//! stream's sequence number (u64), all little endian. The rest of the
+//! payload is zero and the UDP checksum 0 (none), or, with
+//! [`GenConfig::fill`], a pattern and the real checksum.
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
@@ -64,6 +66,16 @@ pub struct GenConfig {
     /// group on a slow guest) keeps that group loaded to the end, however
     /// long that is in host time.
     pub weighted_until: Option<PathBuf>,
+    /// Fill the payload past its 16-byte header with a pattern that changes
+    /// with the byte's position and the frame (byte `i` of the payload is
+    /// `seq + i`, mod 256), and send the real UDP checksum. A frame copied
+    /// in pieces (by a driver's multi-buffer XDP path, say) must arrive
+    /// byte for byte: with the NIC's receive checksum offload off, the
+    /// receiving stack verifies the UDP checksum over every byte and drops
+    /// a frame that was torn or shifted, which an all-zero payload would
+    /// hide. Off, the payload is zero past its header and the checksum 0
+    /// (none), the frames tests and benchmarks expect.
+    pub fill: bool,
 }
 
 impl GenConfig {
@@ -128,6 +140,18 @@ pub fn build_frame(cfg: &GenConfig, group: u16, node: u8, seq: u64, out: &mut Ve
     p[4..6].copy_from_slice(&group.to_le_bytes());
     p[6] = node;
     p[8..16].copy_from_slice(&seq.to_le_bytes());
+    if cfg.fill {
+        // Varies with the frame as well as the position, so a piece from
+        // another frame, or from elsewhere in this one, does not match.
+        let first = seq as u8;
+        for (i, b) in out[HEADERS..].iter_mut().enumerate().skip(16) {
+            *b = first.wrapping_add(i as u8);
+        }
+        let pseudo = csum::pseudo_sum(&out[26..34], csum::IPPROTO_UDP, size - 34);
+        // The field is inside the frame (`size` is at least MIN_SIZE).
+        let inserted = csum::insert_checksum_with(out, 34, 6, pseudo);
+        debug_assert!(inserted);
+    }
 }
 
 /// Runs the generator to completion.
@@ -311,6 +335,7 @@ mod tests {
             group_weight: Vec::new(),
             group_dport: Vec::new(),
             weighted_until: None,
+            fill: false,
             dst_mac: [0x02, 0x50, 0x46, 0x4c, 0, 1],
             src_ip: Ipv4Addr::new(192, 0, 2, 0),
             dst_ip: Ipv4Addr::new(192, 0, 2, 1),
@@ -354,5 +379,46 @@ mod tests {
         let mut f = Vec::new();
         build_frame(&c, 0, 0, 0, &mut f);
         assert_eq!(f.len(), MIN_SIZE);
+    }
+
+    #[test]
+    fn filled_frames_carry_a_pattern_and_a_udp_checksum_that_verifies() {
+        let mut c = cfg();
+        c.fill = true;
+        let mut f = Vec::new();
+        for size in [64, 1500, 4014, 9014] {
+            for seq in [0, 1, 77, 255, 256, 0x1234_5678_9abc] {
+                c.size = size;
+                build_frame(&c, 3, 5, seq, &mut f);
+                assert_eq!(f.len(), size);
+                assert_eq!(u64::from_le_bytes(f[50..58].try_into().unwrap()), seq);
+                for (i, &b) in f[HEADERS..].iter().enumerate().skip(16) {
+                    assert_eq!(b, (seq as u8).wrapping_add(i as u8), "size {size} byte {i}");
+                }
+                assert_ne!(u16::from_be_bytes([f[40], f[41]]), 0, "a checksum is sent");
+                assert!(csum::l4_checksum_ok(&f), "size {size} seq {seq}");
+                let last = f.len() - 1;
+                for at in [HEADERS + 16, HEADERS + 17, (HEADERS + size) / 2, last] {
+                    let mut torn = f.clone();
+                    torn[at] ^= 0x01;
+                    assert!(
+                        !csum::l4_checksum_ok(&torn),
+                        "size {size} seq {seq} byte {at}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn without_fill_frames_are_zero_past_the_payload_header_and_unchecksummed() {
+        let mut f = Vec::new();
+        for size in [64, 1500, 9014] {
+            let mut c = cfg();
+            c.size = size;
+            build_frame(&c, 3, 5, 77, &mut f);
+            assert_eq!(&f[40..42], &[0, 0], "no UDP checksum");
+            assert!(f[HEADERS + 16..].iter().all(|&b| b == 0));
+        }
     }
 }

@@ -11,9 +11,11 @@
 //! pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size BYTES
 //!     --count N [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP
 //!     [--src-ip IP] [--dport PORT] [--group-weight G=N,...] [--group-dport G=PORT,...]
-//!     [--weighted-until FILE]
+//!     [--weighted-until FILE] [--fill 1]
 //!     play virtual remote nodes sending numbered UDP streams (the weighted
-//!     groups' streams until FILE exists, with --weighted-until)
+//!     groups' streams until FILE exists, with --weighted-until; with
+//!     --fill 1, a payload pattern and a real UDP checksum, so a receiver
+//!     can verify every byte)
 //! ```
 
 use std::net::Ipv4Addr;
@@ -37,7 +39,7 @@ fn usage() -> ExitCode {
          \x20      pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size N --count N\n\
          \x20                       [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP\n\
          \x20                       [--src-ip IP] [--dport PORT] [--group-weight G=N,...]\n\
-         \x20                       [--group-dport G=PORT,...] [--weighted-until FILE]"
+         \x20                       [--group-dport G=PORT,...] [--weighted-until FILE] [--fill 1]"
     );
     ExitCode::from(2)
 }
@@ -224,6 +226,11 @@ fn gen(args: &[String]) -> ExitCode {
             group_weight: per_group(get("group-weight"))?,
             group_dport: per_group(get("group-dport"))?,
             weighted_until: get("weighted-until").map(PathBuf::from),
+            fill: match get("fill") {
+                None | Some("0") => false,
+                Some("1") => true,
+                Some(_) => return None,
+            },
         })
     })();
     let Some(cfg) = cfg else { return usage() };

@@ -99,6 +99,7 @@ fn generator_streams_arrive_complete_and_in_order_through_starvation() {
         group_weight: Vec::new(),
         group_dport: Vec::new(),
         weighted_until: None,
+        fill: false,
         dst_mac: abi::node_mac(0),
         src_ip: Ipv4Addr::new(192, 0, 2, 0),
         dst_ip: Ipv4Addr::new(192, 0, 2, 100),

@@ -193,6 +193,16 @@ pub(crate) struct Probed {
 }
 
 impl NetdevData {
+    /// Whether the attached XDP program, if any, sees every frame of an
+    /// `mtu`-byte payload whole in buffers of 2^`buf_shift` bytes: in one,
+    /// or, for a program that takes fragments (`xdp.frags`), in a few
+    /// (`xdp_check`).
+    pub(crate) fn xdp_sees_whole(&self, rtnl: &Rtnl<'_>, mtu: u32, buf_shift: u32) -> bool {
+        let one_buffer = !self.xdp.needs_one_buffer(rtnl) || xdp_fits(mtu, buf_shift);
+        let few_buffers = !self.xdp.is_set() || xdp_frags_fit(mtu, buf_shift);
+        one_buffer && few_buffers
+    }
+
     /// The receive offloads in force now.
     pub(crate) fn rx_offloads(&self, dev: &Device<PagefillNetdev>) -> RxOffloads {
         let features = dev.features();
@@ -312,6 +322,14 @@ pub(crate) fn mtu_fits(mtu: u32, buf_shift: u32) -> bool {
 pub(crate) fn xdp_fits(mtu: u32, buf_shift: u32) -> bool {
     let buf = 1usize << buf_shift.max(kernel::page::PAGE_SHIFT as u32);
     xdp::HEADROOM + mtu as usize + ETH_HLEN + xdp::TAILROOM <= buf
+}
+
+/// Whether a program that takes frames in several buffers (`xdp.frags`)
+/// can see a frame of an `mtu`-byte payload: in one buffer and at most
+/// [`xdp::MAX_FRAGS`] more.
+pub(crate) fn xdp_frags_fit(mtu: u32, buf_shift: u32) -> bool {
+    let buf = 1usize << buf_shift.max(kernel::page::PAGE_SHIFT as u32);
+    xdp::HEADROOM + mtu as usize + ETH_HLEN + xdp::TAILROOM <= buf * (1 + xdp::MAX_FRAGS)
 }
 
 /// Largest buffer size (as a power of two) a page pool serves.
@@ -438,8 +456,7 @@ impl PagefillNetdev {
         mtu: u32,
     ) -> Result {
         let data = dev.data();
-        if data.xdp.is_set() && !xdp_fits(mtu, new.rx.buf_shift) {
-            // Frames the program could not see whole.
+        if !data.xdp_sees_whole(rtnl, mtu, new.rx.buf_shift) {
             return Err(EINVAL);
         }
         let running = bh::disabled(|| data.tables.lock().up);

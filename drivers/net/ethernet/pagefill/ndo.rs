@@ -10,7 +10,8 @@ use crate::abi;
 use crate::ethtool_ops::EthtoolTable;
 use crate::groups::{self, GroupSet};
 use crate::iface::{
-    buf_shift_for, default_buf_shift, mtu_fits, xdp_fits, NetdevData, PagefillNetdev,
+    buf_shift_for, default_buf_shift, mtu_fits, xdp_fits, xdp_frags_fit, NetdevData,
+    PagefillNetdev,
 };
 use crate::net::bh;
 use crate::net::netdev::{
@@ -31,19 +32,29 @@ impl Operations for PagefillNetdev {
         Self::start(dev, rtnl, dev.mtu())
     }
 
-    /// A program sees each frame whole, in one buffer: the MTU must leave
-    /// room for XDP's headroom and tailroom in the receive buffers.
+    /// A program sees each frame whole: in one buffer, with XDP's headroom
+    /// and tailroom, or, if it takes frames in several buffers
+    /// (`xdp.frags`), in that one and a few more.
     fn xdp_check(
         dev: &Device<Self>,
         _rtnl: &Rtnl<'_>,
         prog: Option<&BpfProg>,
         extack: &ExtAck,
     ) -> Result {
-        if prog.is_some() && !xdp_fits(dev.mtu(), dev.data().settings().rx.buf_shift) {
+        let Some(prog) = prog else {
+            return Ok(());
+        };
+        let (mtu, buf_shift) = (dev.mtu(), dev.data().settings().rx.buf_shift);
+        if !prog.has_frags() && !xdp_fits(mtu, buf_shift) {
             extack.set_msg(
-                c"MTU too large for XDP: a frame with XDP's headroom and tailroom \
-                  must fit one receive buffer (ethtool -G rx-buf-len)",
+                c"MTU too large for XDP without multi-buffer support: a frame with \
+                  XDP's headroom and tailroom must fit one receive buffer \
+                  (ethtool -G rx-buf-len), or the program must take fragments (xdp.frags)",
             );
+            return Err(EINVAL);
+        }
+        if !xdp_frags_fit(mtu, buf_shift) {
+            extack.set_msg(c"MTU too large for XDP: a frame would take more than 5 buffers");
             return Err(EINVAL);
         }
         Ok(())
@@ -174,7 +185,7 @@ impl Operations for PagefillNetdev {
             buf_shift_for(mtu)
         }
         .ok_or(EINVAL)?;
-        if dev.data().xdp.is_set() && !xdp_fits(mtu, shift) {
+        if !dev.data().xdp_sees_whole(rtnl, mtu, shift) {
             // The program would not see its frames whole (`xdp_check`).
             return Err(EINVAL);
         }

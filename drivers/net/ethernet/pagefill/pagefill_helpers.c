@@ -556,14 +556,19 @@ void pagefill_extack_set_msg(struct netlink_ext_ack *extack, const char *msg)
 struct xdp_rxq_info *pagefill_xdp_rxq_new(struct net_device *dev,
 					  unsigned int queue,
 					  struct napi_struct *napi,
-					  struct page_pool *pool)
+					  struct page_pool *pool,
+					  u32 frag_size)
 {
 	struct xdp_rxq_info *rxq = kzalloc(sizeof(*rxq), GFP_KERNEL);
 	int err;
 
 	if (!rxq)
 		return ERR_PTR(-ENOMEM);
-	err = xdp_rxq_info_reg(rxq, dev, queue, READ_ONCE(napi->napi_id));
+	/* Fragments are whole pool buffers: bpf_xdp_adjust_tail() may grow
+	 * the last one up to the buffer's end.
+	 */
+	err = __xdp_rxq_info_reg(rxq, dev, queue, READ_ONCE(napi->napi_id),
+				 frag_size);
 	if (err)
 		goto free;
 	err = xdp_rxq_info_reg_mem_model(rxq, MEM_TYPE_PAGE_POOL, pool);
@@ -585,7 +590,8 @@ void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq)
 
 u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 		     struct page *page, u32 frame_sz, u32 *off, u32 *len,
-		     u32 hash, u32 rss_type, int *redirect_err)
+		     struct page *const *frags, const u32 *frag_lens,
+		     u32 *nr_frags, u32 hash, u32 rss_type, int *redirect_err)
 {
 	unsigned char *hard_start = page_address(page);
 	/* Not zeroed as a whole: xdp_init_buff() and xdp_prepare_buff() set
@@ -594,21 +600,49 @@ u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 	 */
 	struct pagefill_xdp_buff buf;
 	struct xdp_buff *xdp = &buf.xdp;
-	u32 act;
+	u32 act, i;
 
 	buf.hash = hash;
 	buf.rss_type = rss_type;
 	xdp_init_buff(xdp, frame_sz, rxq);
 	xdp_prepare_buff(xdp, hard_start, *off, *len, true);
+	/* The caller passes at most PAGEFILL_XDP_MAX_FRAGS < MAX_SKB_FRAGS:
+	 * each is added.
+	 */
+	for (i = 0; i < *nr_frags && i < MAX_SKB_FRAGS; i++)
+		xdp_buff_add_frag(xdp, page_to_netmem(frags[i]), 0,
+				  frag_lens[i], frame_sz);
 	act = bpf_prog_run_xdp(prog, xdp);
 	*off = (unsigned char *)xdp->data - hard_start;
 	*len = (unsigned char *)xdp->data_end - (unsigned char *)xdp->data;
+	/* The program may have dropped fragments (bpf_xdp_adjust_tail(),
+	 * bpf_xdp_pull_data()): the core gave those back to the pool.
+	 */
+	*nr_frags = xdp_buff_has_frags(xdp) ?
+		xdp_get_shared_info_from_buff(xdp)->nr_frags : 0;
 	/* The target the program chose lives in this CPU's redirect state,
 	 * which the next program run overwrites: it is acted on now.
 	 */
 	*redirect_err = act == XDP_REDIRECT ?
 		xdp_do_redirect(rxq->dev, xdp, prog) : 0;
 	return act;
+}
+
+static_assert(PAGEFILL_XDP_MAX_FRAGS < MAX_SKB_FRAGS);
+
+struct page *pagefill_xdp_frag(struct page *page, u32 frame_sz, u32 i,
+			       u32 *off, u32 *len)
+{
+	const struct skb_shared_info *sinfo =
+		page_address(page) + frame_sz - PAGEFILL_XDP_TAILROOM;
+	const skb_frag_t *frag;
+
+	if (i >= sinfo->nr_frags || i >= MAX_SKB_FRAGS)
+		return NULL;
+	frag = &sinfo->frags[i];
+	*off = skb_frag_off(frag);
+	*len = skb_frag_size(frag);
+	return skb_frag_page(frag);
 }
 
 static_assert(PAGEFILL_XDP_XMIT_FLUSH == XDP_XMIT_FLUSH);
@@ -633,17 +667,39 @@ const void *pagefill_xdp_frame_data(const struct xdp_frame *frame)
 	return frame->data;
 }
 
+u32 pagefill_xdp_get_frame_len(const struct xdp_frame *frame)
+{
+	return xdp_get_frame_len(frame);
+}
+
+u32 pagefill_xdp_frame_nr_frags(const struct xdp_frame *frame)
+{
+	return xdp_frame_has_frags(frame) ?
+		xdp_get_shared_info_from_frame(frame)->nr_frags : 0;
+}
+
+int pagefill_xdp_frame_frag_map(struct net_device *dev,
+				const struct xdp_frame *frame, u32 i,
+				dma_addr_t *dma, u32 *len)
+{
+	const struct skb_shared_info *sinfo =
+		xdp_get_shared_info_from_frame(frame);
+	const skb_frag_t *frag;
+
+	if (!xdp_frame_has_frags(frame) || i >= sinfo->nr_frags)
+		return -EINVAL;
+	frag = &sinfo->frags[i];
+	*len = skb_frag_size(frag);
+	*dma = skb_frag_dma_map(dev->dev.parent, frag, 0, *len, DMA_TO_DEVICE);
+	return dma_mapping_error(dev->dev.parent, *dma) ? -ENOMEM : 0;
+}
+
 int pagefill_xdp_frame_map(struct net_device *dev, struct xdp_frame *frame,
 			   dma_addr_t *dma)
 {
 	*dma = dma_map_single(dev->dev.parent, frame->data, frame->len,
 			      DMA_TO_DEVICE);
 	return dma_mapping_error(dev->dev.parent, *dma) ? -ENOMEM : 0;
-}
-
-void pagefill_xdp_frame_unmap(struct net_device *dev, dma_addr_t dma, u32 len)
-{
-	dma_unmap_single(dev->dev.parent, dma, len, DMA_TO_DEVICE);
 }
 
 void pagefill_xdp_return_frame(struct xdp_frame *frame)

@@ -137,7 +137,9 @@ impl pci::Driver for PagefillDriver {
             features,
             xdp_features: net::xdp::Features::BASIC
                 .with(net::xdp::Features::REDIRECT)
-                .with(net::xdp::Features::NDO_XMIT),
+                .with(net::xdp::Features::NDO_XMIT)
+                .with(net::xdp::Features::RX_SG)
+                .with(net::xdp::Features::NDO_XMIT_SG),
         };
         let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;
         let data = iface::NetdevData::new(iface::Probed {

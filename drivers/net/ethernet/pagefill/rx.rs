@@ -212,6 +212,11 @@ impl RxState {
         Ok(())
     }
 
+    /// The page pool the queue's buffers come from, while it has one.
+    pub(crate) fn pool(&self) -> Option<&PagePool> {
+        self.pool.as_ref()
+    }
+
     /// A buffer to run frames through an XDP program in, from this queue's
     /// pool (whose memory model the queue's XDP registration names).
     pub(crate) fn alloc_xdp_buf(&self, ctx: &PollCtx<'_>) -> Option<XdpBuf> {

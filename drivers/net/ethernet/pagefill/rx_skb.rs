@@ -379,12 +379,14 @@ impl RxState {
             Some(buf) => Some(buf),
             None => self.alloc_xdp_buf(ctx),
         };
-        let (Some(buf), Some(rxq)) = (buf, self.xdp_rxq.as_ref()) else {
+        let (Some(buf), Some(rxq), Some(pool)) = (buf, self.xdp_rxq.as_ref(), self.pool())
+        else {
             self.stats.dropped += 1;
             ctx.count_consumed();
             return;
         };
-        let (mut buf, v) = match buf.run(rxq, prog, frame, meta.hash) {
+        let multi_buf = frame.len() > buf.max_frame();
+        let (mut buf, v) = match buf.run(rxq, prog, frame, meta.hash, pool, ctx) {
             Ran::Kept(buf, v) => (buf, v),
             Ran::NotRun(buf) => {
                 // Longer than the MTU lets an XDP program see (`xdp_check`):
@@ -394,15 +396,21 @@ impl RxState {
                 ctx.count_consumed();
                 return;
             }
+            Ran::NoBuffer(buf) => {
+                self.stats.dropped += 1;
+                self.xdp_buf = Some(buf);
+                ctx.count_consumed();
+                return;
+            }
             Ran::Redirected => {
-                self.count_xdp_seen(frame);
+                self.count_xdp_seen(frame, multi_buf);
                 self.stats.xdp_redirect += 1;
                 x.redirected.set(true);
                 ctx.count_consumed();
                 return;
             }
             Ran::RedirectFailed(buf) => {
-                self.count_xdp_seen(frame);
+                self.count_xdp_seen(frame, multi_buf);
                 // A redirect to several targets may have queued some
                 // before it failed: flushed all the same.
                 x.redirected.set(true);
@@ -413,19 +421,25 @@ impl RxState {
                 return;
             }
         };
-        self.count_xdp_seen(frame);
+        self.count_xdp_seen(frame, multi_buf);
         match v.act {
             Action::Pass => {
-                let out = buf.frame(&v);
-                let skb = (out.len() >= ETH_HLEN)
-                    .then(|| ctx.alloc_skb(out.len() as u32))
+                // Copied whole, from its buffers, into one linear skb.
+                let head = buf.frame(&v);
+                let skb = (head.len() >= ETH_HLEN)
+                    .then(|| ctx.alloc_skb(v.total as u32))
                     .flatten()
-                    .and_then(|mut skb| skb.put_data(out).ok().map(|()| skb));
+                    .and_then(|mut skb| {
+                        Iterator::chain(core::iter::once(head), buf.frags())
+                            .try_for_each(|part| skb.put_data(part))
+                            .ok()
+                            .map(|()| skb)
+                    });
                 match skb {
                     Some(skb) => {
                         // The device's word holds for the bytes it checked:
                         // a frame the program moved or cut is checked again.
-                        let kept = v.off == xdp::HEADROOM && v.len == frame.len();
+                        let kept = v.off == xdp::HEADROOM && v.total == frame.len();
                         let meta = FrameMeta {
                             csum_ok: meta.csum_ok && kept,
                             ..meta
@@ -481,9 +495,10 @@ impl RxState {
     /// it: XDP is the stack's first layer (the netdev queue statistics'
     /// rule).
     #[inline]
-    fn count_xdp_seen(&mut self, frame: &[u8]) {
+    fn count_xdp_seen(&mut self, frame: &[u8], multi_buf: bool) {
         self.stats.packets += 1;
         self.stats.bytes += frame.len() as u64;
+        self.stats.xdp_multi_buf += u64::from(multi_buf);
     }
 
     /// A short frame, copied whole into a small skb.

@@ -57,11 +57,14 @@ pub(crate) struct RxStats {
     /// (`XDP_REDIRECT`; the target may still drop them; those refused at
     /// once count in `xdp_errors`).
     pub(crate) xdp_redirect: u64,
+    /// Frames an XDP program saw in more than one buffer (multi-buffer XDP:
+    /// longer than a buffer holds after XDP's headroom and tailroom).
+    pub(crate) xdp_multi_buf: u64,
 }
 
 impl RxStats {
     /// Counters in the structure.
-    const FIELDS: usize = 23;
+    const FIELDS: usize = 24;
 
     /// Adds `o`'s counts to these.
     pub(crate) fn add(&mut self, o: &Self) {
@@ -88,6 +91,7 @@ impl RxStats {
         self.xdp_errors += o.xdp_errors;
         self.xdp_tx += o.xdp_tx;
         self.xdp_redirect += o.xdp_redirect;
+        self.xdp_multi_buf += o.xdp_multi_buf;
     }
 
     fn values(&self) -> [u64; Self::FIELDS] {
@@ -115,6 +119,7 @@ impl RxStats {
             self.xdp_errors,
             self.xdp_tx,
             self.xdp_redirect,
+            self.xdp_multi_buf,
         ]
     }
 
@@ -147,6 +152,7 @@ impl RxStats {
             xdp_errors: next(),
             xdp_tx: next(),
             xdp_redirect: next(),
+            xdp_multi_buf: next(),
         }
     }
 }

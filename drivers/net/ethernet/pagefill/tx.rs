@@ -293,50 +293,14 @@ impl TxState {
                 return Xmit::Dropped;
             }
         };
-        let first = self.tail;
-        let mut idx = first;
-        let parts = frame.parts().filter(|(_, l)| *l > 0).count();
-        let mut written = 0;
-        let mut ok = true;
-        for (addr, plen) in frame.parts().filter(|(_, l)| *l > 0) {
-            let mut flags = 0;
-            if written == 0 {
-                flags |= abi::tx_flags::SOF;
-                if csum.is_some() {
-                    flags |= abi::tx_flags::CSUM;
-                }
-            }
-            written += 1;
-            if written == parts {
-                flags |= abi::tx_flags::EOF;
-            }
-            let (csum_start, csum_offset) = csum.unwrap_or((0, 0));
-            let d = TxDesc {
-                addr,
-                len: plen as u16,
-                group,
-                flags,
-                csum_offset,
-                csum_start,
-            };
-            ok &= rings.tx_write(idx, self.shift, &d).is_ok();
-            idx = idx.wrapping_add(1);
-        }
-        if !ok || parts == 0 {
+        let Some(parts) = self.write_parts(rings, frame.parts(), group, csum) else {
             // SAFETY: the tail was not moved: the device never saw these
             // descriptors.
             unsafe { frame.unmap(dev) };
             self.stats.dropped += 1;
             return Xmit::Dropped;
-        }
-        // The frame is freed at its first descriptor's completion's turn,
-        // once the device's done count passed all of its descriptors.
-        let slot = (first & (self.ring() - 1)) as usize;
-        self.slots[slot] = Some(TxSlot {
-            frame: TxFrame::Skb(frame),
-            descs: parts as u32,
-        });
-        self.tail = idx;
+        };
+        self.push(TxFrame::Skb(frame), parts);
         self.stats.sg += u64::from(parts > 1);
         self.stats.csum += u64::from(csum.is_some());
         ctx.tx_sent(dev, len);
@@ -346,10 +310,59 @@ impl TxState {
         Xmit::Queued
     }
 
-    /// Queues a frame an XDP program sent back (`XDP_TX`), one descriptor,
-    /// in a poll of the queue's NAPI instance; the doorbell waits for the
-    /// poll's end ([`Self::ring_doorbell`]). The buffer back, unmapped, if the
-    /// ring is full.
+    /// Writes the descriptors of a frame's `parts` (empty ones skipped) from
+    /// the tail on, the first marked as the frame's start (with `csum`'s
+    /// checksum request), the last as its end. The tail is not moved (the
+    /// caller moves it past the descriptors, or leaves them unseen); the
+    /// descriptors written, `None` if there were none or a write failed.
+    fn write_parts(
+        &self,
+        rings: &QueueRings,
+        parts: impl Iterator<Item = (u64, u32)> + Clone,
+        group: u16,
+        csum: Option<(u16, u8)>,
+    ) -> Option<u32> {
+        let n = parts.clone().filter(|(_, l)| *l > 0).count();
+        let mut idx = self.tail;
+        let (csum_start, csum_offset) = csum.unwrap_or((0, 0));
+        for (i, (addr, len)) in parts.filter(|(_, l)| *l > 0).enumerate() {
+            let mut flags = 0;
+            if i == 0 {
+                flags |= abi::tx_flags::SOF;
+                if csum.is_some() {
+                    flags |= abi::tx_flags::CSUM;
+                }
+            }
+            if i + 1 == n {
+                flags |= abi::tx_flags::EOF;
+            }
+            let d = TxDesc {
+                addr,
+                len: u16::try_from(len).ok()?,
+                group,
+                flags,
+                csum_offset,
+                csum_start,
+            };
+            rings.tx_write(idx, self.shift, &d).ok()?;
+            idx = idx.wrapping_add(1);
+        }
+        (n > 0).then_some(n as u32)
+    }
+
+    /// Records a frame of `descs` descriptors written at the tail, and moves
+    /// the tail past them. The frame is freed at its first descriptor's
+    /// completion's turn, once the device's done count passed all of them.
+    fn push(&mut self, frame: TxFrame, descs: u32) {
+        let slot = (self.tail & (self.ring() - 1)) as usize;
+        self.slots[slot] = Some(TxSlot { frame, descs });
+        self.tail = self.tail.wrapping_add(descs);
+    }
+
+    /// Queues a frame an XDP program sent back (`XDP_TX`), a descriptor for
+    /// each of its buffers, in a poll of the queue's NAPI instance; the
+    /// doorbell waits for the poll's end ([`Self::ring_doorbell`]). The
+    /// buffer back, unmapped, if the ring is full.
     pub(crate) fn xmit_xdp<T: Operations>(
         &mut self,
         dev: &Device<T>,
@@ -357,64 +370,51 @@ impl TxState {
         frame: XdpTxFrame,
         group: u16,
     ) -> core::result::Result<(), XdpBuf> {
-        if !self.xdp_fits(frame.len() as usize)
-            || rings
-                .tx_write(
-                    self.tail,
-                    self.shift,
-                    &Self::xdp_desc(frame.addr(), frame.len(), group),
-                )
-                .is_err()
-        {
+        let descs = self
+            .xdp_fits(frame.len() as usize, frame.parts().count())
+            .then(|| self.write_parts(rings, frame.parts(), group, None))
+            .flatten();
+        let Some(descs) = descs else {
             // SAFETY: the tail was not moved: the device never saw the
             // frame.
             return Err(unsafe { frame.unmap(dev) });
-        }
-        self.push_one(TxFrame::Xdp(frame));
+        };
+        self.push(TxFrame::Xdp(frame), descs);
         Ok(())
     }
 
-    /// Whether an XDP frame of `len` bytes may be queued: the ring is
-    /// enabled, the frame one the device takes, and the stack's frames keep
-    /// their room (the stack stops its queue below that much, and would
-    /// otherwise find the ring full).
-    fn xdp_fits(&self, len: usize) -> bool {
+    /// Whether an XDP frame of `len` bytes in `parts` buffers may be
+    /// queued: the ring is enabled, the frame one the device takes, and the
+    /// stack's frames keep their room (the stack stops its queue below that
+    /// much, and would otherwise find the ring full).
+    fn xdp_fits(&self, len: usize, parts: usize) -> bool {
         self.enabled
             && (abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&len)
-            && self.free() > TX_MAX_PARTS as u32
+            && (1..=TX_MAX_PARTS).contains(&parts)
+            && self.free() as usize >= TX_MAX_PARTS + parts
     }
 
-    /// Records a one-descriptor frame whose descriptor was written at the
-    /// tail, and moves the tail past it.
-    fn push_one(&mut self, frame: TxFrame) {
-        let slot = (self.tail & (self.ring() - 1)) as usize;
-        self.slots[slot] = Some(TxSlot { frame, descs: 1 });
-        self.tail = self.tail.wrapping_add(1);
-    }
-
-    /// Queues a frame redirected to the device (`ndo_xdp_xmit`), one
-    /// descriptor, with bottom halves off; the doorbell waits for the
-    /// batch's end ([`Self::ring_doorbell`]). The frame back if it cannot
-    /// go: the ring is full, or the mapping failed.
+    /// Queues a frame redirected to the device (`ndo_xdp_xmit`), a
+    /// descriptor for each of its buffers, with bottom halves off; the
+    /// doorbell waits for the batch's end ([`Self::ring_doorbell`]). The
+    /// frame back if it cannot go: the ring is full, or a mapping failed.
     pub(crate) fn xmit_redirected<T: Operations>(
         &mut self,
         dev: &Device<T>,
         rings: &QueueRings,
         frame: XdpFrame,
     ) -> core::result::Result<(), XdpFrame> {
-        let data = frame.data();
-        if !self.xdp_fits(data.len()) {
+        if !self.xdp_fits(frame.total_len(), frame.nr_frags() + 1) {
             return Err(frame);
         }
-        let group = groups::tx_group(data);
+        let group = groups::tx_group(frame.data());
         let frame = frame.map_for_tx(dev)?;
-        let desc = Self::xdp_desc(frame.addr(), frame.len(), group);
-        if rings.tx_write(self.tail, self.shift, &desc).is_err() {
+        let Some(descs) = self.write_parts(rings, frame.parts(), group, None) else {
             // SAFETY: the tail was not moved: the device never saw the
             // frame.
             return Err(unsafe { frame.unmap(dev) });
-        }
-        self.push_one(TxFrame::Redirected(frame));
+        };
+        self.push(TxFrame::Redirected(frame), descs);
         Ok(())
     }
 
@@ -422,18 +422,6 @@ impl TxState {
     /// the redirect's caller drops.
     pub(crate) fn count_xmit_refused(&mut self, frames: usize) {
         self.stats.xdp_xmit_errors += frames as u64;
-    }
-
-    /// The one descriptor of an XDP frame.
-    fn xdp_desc(addr: u64, len: u32, group: u16) -> TxDesc {
-        TxDesc {
-            addr,
-            len: len as u16,
-            group,
-            flags: abi::tx_flags::SOF | abi::tx_flags::EOF,
-            csum_offset: 0,
-            csum_start: 0,
-        }
     }
 
     /// Frees what the device completed; wakes the queue if it had stopped.

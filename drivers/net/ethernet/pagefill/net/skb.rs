@@ -282,8 +282,7 @@ impl SkBuff {
         let len = self.len();
         let mut frame = TxMapped {
             skb: core::mem::ManuallyDrop::new(self),
-            parts: [TxPart::EMPTY; TX_MAX_PARTS],
-            n: 0,
+            parts: TxParts::new(),
             len,
         };
         let mut dma = 0;
@@ -294,11 +293,9 @@ impl SkBuff {
             return Err((Error::from_errno(ret), frame.into_skb()));
         }
         let head = len - frame.skb.data_len();
-        frame.push(TxPart {
-            dma,
-            len: head,
-            frag: false,
-        });
+        // SAFETY: mapped above as a single buffer, for `dev`, `head` bytes;
+        // the first part, of at most `TX_MAX_PARTS` (checked above).
+        unsafe { frame.parts.push_mapped(dma, head, false) };
         for i in 0..frags as u32 {
             let (mut dma, mut flen) = (0, 0);
             // SAFETY: as above, for fragment `i` (< nr_frags).
@@ -306,14 +303,13 @@ impl SkBuff {
                 ffi::pagefill_tx_map_frag(dev.as_raw(), frame.skb.as_raw(), i, &mut dma, &mut flen)
             };
             if ret != 0 {
-                frame.unmap_parts(dev);
+                // SAFETY: mapped above for `dev`, and never shown to it.
+                unsafe { frame.parts.unmap(dev) };
                 return Err((Error::from_errno(ret), frame.into_skb()));
             }
-            frame.push(TxPart {
-                dma,
-                len: flen,
-                frag: true,
-            });
+            // SAFETY: mapped above as a page, for `dev`, `flen` bytes; at
+            // most `TX_MAX_PARTS` parts (checked above).
+            unsafe { frame.parts.push_mapped(dma, flen, true) };
         }
         // INVARIANT: every part recorded was mapped above, for `dev`.
         Ok(frame)
@@ -337,16 +333,98 @@ pub const TX_MAX_PARTS: usize = 5;
 struct TxPart {
     dma: u64,
     len: u32,
-    /// Mapped as a page fragment (else as the linear part).
-    frag: bool,
+    /// Mapped as a page (else as a single buffer: an skb's linear part, a
+    /// redirected frame's first buffer).
+    page: bool,
 }
 
 impl TxPart {
     const EMPTY: Self = Self {
         dma: 0,
         len: 0,
-        frag: false,
+        page: false,
     };
+}
+
+/// The mappings of one frame's parts for a device to read, in order: an
+/// skb's, or an XDP frame's in several buffers.
+///
+/// # Invariants
+///
+/// `parts[..n]` are live mappings, for reading, of the parent device of one
+/// network device, each as a page or as a single buffer as `page` says.
+pub struct TxParts {
+    parts: [TxPart; TX_MAX_PARTS],
+    n: usize,
+}
+
+impl TxParts {
+    /// No part.
+    pub const fn new() -> Self {
+        Self {
+            parts: [TxPart::EMPTY; TX_MAX_PARTS],
+            n: 0,
+        }
+    }
+
+    /// Records the next part; `false` (and nothing recorded) if the frame
+    /// has [`TX_MAX_PARTS`] already.
+    ///
+    /// # Safety
+    ///
+    /// `dma` maps `len` bytes for the parent of the network device the other
+    /// parts were mapped for, to read, as a page if `page` (else as a single
+    /// buffer), and only this value unmaps it.
+    pub unsafe fn push_mapped(&mut self, dma: u64, len: u32, page: bool) -> bool {
+        let Some(slot) = self.parts.get_mut(self.n) else {
+            return false;
+        };
+        // INVARIANT: the caller's guarantee.
+        *slot = TxPart { dma, len, page };
+        self.n += 1;
+        true
+    }
+
+    /// The parts, as (DMA address, length), in order; empty parts (a
+    /// linear part with nothing in it) included.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + Clone + '_ {
+        self.parts[..self.n].iter().map(|p| (p.dma, p.len))
+    }
+
+    /// Bytes in all parts.
+    pub fn bytes(&self) -> u32 {
+        self.parts[..self.n].iter().map(|p| p.len).sum()
+    }
+
+    /// Unmaps every part from `dev`'s parent.
+    ///
+    /// # Safety
+    ///
+    /// The parts were mapped for `dev`, and the device will not read them
+    /// again: it never saw them, it reported them done, or it was reset.
+    pub unsafe fn unmap<T: Operations>(&mut self, dev: &Device<T>) {
+        for p in &self.parts[..self.n] {
+            // SAFETY: mapped for `dev`'s parent with this address and
+            // length, as a page or as a single buffer (type invariant, and
+            // the caller's guarantee of the device); not read any more (the
+            // caller's guarantee).
+            unsafe {
+                if p.page {
+                    ffi::pagefill_tx_unmap_frag(dev.as_raw(), p.dma, p.len)
+                } else {
+                    ffi::pagefill_tx_unmap(dev.as_raw(), p.dma, p.len)
+                }
+            };
+        }
+        // INVARIANT: none left mapped.
+        self.n = 0;
+    }
+}
+
+impl Default for TxParts {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// An skb whose linear part and fragments are mapped for the device to
@@ -359,23 +437,15 @@ impl TxPart {
 /// for; `len` is the frame's length.
 pub struct TxMapped {
     skb: core::mem::ManuallyDrop<SkBuff>,
-    parts: [TxPart; TX_MAX_PARTS],
-    n: usize,
+    parts: TxParts,
     len: u32,
 }
 
 impl TxMapped {
-    fn push(&mut self, p: TxPart) {
-        if let Some(slot) = self.parts.get_mut(self.n) {
-            *slot = p;
-            self.n += 1;
-        }
-    }
-
     /// The frame's parts, as (DMA address, length), in order; empty parts
     /// (a linear part with nothing in it) included.
-    pub fn parts(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.parts[..self.n].iter().map(|p| (p.dma, p.len))
+    pub fn parts(&self) -> impl Iterator<Item = (u64, u32)> + Clone + '_ {
+        self.parts.iter()
     }
 
     /// The frame's length.
@@ -386,22 +456,6 @@ impl TxMapped {
     /// Whether the frame is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    fn unmap_parts<T: Operations>(&mut self, dev: &Device<T>) {
-        for p in &self.parts[..self.n] {
-            // SAFETY: mapped for `dev`'s parent with this address and
-            // length, as a page or as the linear part (type invariant); the
-            // device no longer reads them (the caller's contract).
-            unsafe {
-                if p.frag {
-                    ffi::pagefill_tx_unmap_frag(dev.as_raw(), p.dma, p.len)
-                } else {
-                    ffi::pagefill_tx_unmap(dev.as_raw(), p.dma, p.len)
-                }
-            };
-        }
-        self.n = 0;
     }
 
     /// The skb back, every mapping undone (the caller did).
@@ -421,7 +475,9 @@ impl TxMapped {
     /// The device will not read the frame again: it never saw it, it
     /// reported it done, or it was reset.
     pub unsafe fn unmap<T: Operations>(mut self, dev: &Device<T>) {
-        self.unmap_parts(dev);
+        // SAFETY: mapped for `dev` (type invariant); not read any more (the
+        // caller's guarantee).
+        unsafe { self.parts.unmap(dev) };
         drop(self.into_skb());
     }
 

@@ -17,6 +17,7 @@ use kernel::{ffi::c_int, prelude::*};
 
 use crate::ffi;
 use crate::net::netdev::{Device, Operations};
+use crate::net::skb::{TxParts, TX_MAX_PARTS};
 
 /// A frame an XDP program elsewhere redirected to this device, owned: when
 /// dropped, it goes back to the owner of its memory (`xdp_return_frame`).
@@ -46,25 +47,31 @@ impl XdpFrame {
         }
     }
 
-    /// Whether the frame has fragments beyond [`Self::data`] (multi-buffer
-    /// XDP).
-    pub fn has_frags(&self) -> bool {
+    /// The frame's fragments beyond [`Self::data`] (multi-buffer XDP).
+    pub fn nr_frags(&self) -> usize {
         // SAFETY: a live frame (type invariant).
-        unsafe { ffi::pagefill_xdp_frame_has_frags(self.frame.as_ptr()) }
+        unsafe { ffi::pagefill_xdp_frame_nr_frags(self.frame.as_ptr()) as usize }
     }
 
-    /// Maps the frame for `dev`'s parent to read; the frame back if the
-    /// mapping failed, or if it has fragments (only its first buffer would
-    /// be mapped: the core sends such frames only to devices that advertise
-    /// `NDO_XMIT_SG`).
+    /// The frame's length, its first buffer and its fragments.
+    pub fn total_len(&self) -> usize {
+        // SAFETY: a live frame (type invariant).
+        unsafe { ffi::pagefill_xdp_get_frame_len(self.frame.as_ptr()) as usize }
+    }
+
+    /// Maps the frame, its first buffer and each fragment, for `dev`'s
+    /// parent to read; the frame back if a mapping failed, or if it has more
+    /// parts than [`TX_MAX_PARTS`].
     pub fn map_for_tx<T: Operations>(
         self,
         dev: &Device<T>,
     ) -> core::result::Result<XdpFrameTx, Self> {
-        if self.has_frags() {
+        let frags = self.nr_frags();
+        if frags + 1 > TX_MAX_PARTS {
             return Err(self);
         }
         let len = self.data().len() as u32;
+        let mut parts = TxParts::new();
         let mut dma = 0;
         // SAFETY: the device is registered, its parent bound; the frame is
         // live and owned (type invariant), and stays so while mapped (the
@@ -73,11 +80,34 @@ impl XdpFrame {
         {
             return Err(self);
         }
-        // INVARIANT: mapped above, for reading, `len` bytes.
+        // SAFETY: mapped above as a single buffer, for `dev`, to read; the
+        // first of at most `TX_MAX_PARTS` parts (checked above).
+        unsafe { parts.push_mapped(dma, len, false) };
+        for i in 0..frags as u32 {
+            let (mut dma, mut flen) = (0, 0);
+            // SAFETY: as above, for fragment `i` (< its fragments).
+            let r = unsafe {
+                ffi::pagefill_xdp_frame_frag_map(
+                    dev.as_raw(),
+                    self.frame.as_ptr(),
+                    i,
+                    &mut dma,
+                    &mut flen,
+                )
+            };
+            if r != 0 {
+                // SAFETY: mapped above for `dev`, and never shown to it.
+                unsafe { parts.unmap(dev) };
+                return Err(self);
+            }
+            // SAFETY: mapped above as a page, for `dev`, to read; at most
+            // `TX_MAX_PARTS` parts (checked above).
+            unsafe { parts.push_mapped(dma, flen, true) };
+        }
+        // INVARIANT: every part of the frame mapped above, for reading.
         Ok(XdpFrameTx {
             frame: core::mem::ManuallyDrop::new(self),
-            dma,
-            len,
+            parts,
         })
     }
 }
@@ -94,28 +124,27 @@ impl Drop for XdpFrame {
 ///
 /// # Invariants
 ///
-/// `dma` maps `frame`'s `len` bytes for the parent of the network device
-/// it was mapped for, to read.
+/// `parts` maps `frame`'s first buffer and its fragments, in order, for the
+/// parent of the network device it was mapped for, to read.
 pub struct XdpFrameTx {
     frame: core::mem::ManuallyDrop<XdpFrame>,
-    dma: u64,
-    len: u32,
+    parts: TxParts,
 }
 
 impl XdpFrameTx {
-    /// The frame's bus address.
-    pub fn addr(&self) -> u64 {
-        self.dma
+    /// The frame's parts, as (bus address, length), in order.
+    pub fn parts(&self) -> impl Iterator<Item = (u64, u32)> + Clone + '_ {
+        self.parts.iter()
     }
 
     /// The frame's length.
     pub fn len(&self) -> u32 {
-        self.len
+        self.parts.bytes()
     }
 
     /// Whether the frame is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Unmaps the frame and gives it back.
@@ -123,18 +152,18 @@ impl XdpFrameTx {
     /// # Safety
     ///
     /// The device does not read the frame any more: it reported it sent, it
-    /// was reset, or it never saw the frame's descriptor.
+    /// was reset, or it never saw the frame's descriptors.
     pub unsafe fn unmap<T: Operations>(self, dev: &Device<T>) -> XdpFrame {
         let mut this = core::mem::ManuallyDrop::new(self);
-        // SAFETY: mapped for `dev`'s parent with this address and length
-        // (type invariant); the device is done (the caller's guarantee).
-        unsafe { ffi::pagefill_xdp_frame_unmap(dev.as_raw(), this.dma, this.len) };
+        // SAFETY: mapped for `dev`'s parent (type invariant); the device is
+        // done (the caller's guarantee).
+        unsafe { this.parts.unmap(dev) };
         // SAFETY: `frame` is taken once, and `this` is not dropped.
         unsafe { core::mem::ManuallyDrop::take(&mut this.frame) }
     }
 
     /// Gives up the frame for good: the device may still read it (a reset
-    /// that failed). The mapping and the frame stay.
+    /// that failed). The mappings and the frame stay.
     pub fn leak(self) {
         core::mem::forget(self);
     }
