@@ -266,8 +266,8 @@ enum pagefill_xdp_room {
 	PAGEFILL_XDP_TAILROOM = SKB_DATA_ALIGN(sizeof(struct skb_shared_info)),
 	/*
 	 * Most buffers after the first that a received frame is run in: a
-	 * frame sent back takes one transmit descriptor each, and the device
-	 * takes five a frame.
+	 * frame sent back takes one transmit descriptor each, and the driver
+	 * maps a frame in at most five parts (TX_MAX_PARTS).
 	 */
 	PAGEFILL_XDP_MAX_FRAGS = 4,
 };

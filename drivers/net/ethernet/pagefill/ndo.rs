@@ -10,8 +10,7 @@ use crate::abi;
 use crate::ethtool_ops::EthtoolTable;
 use crate::groups::{self, GroupSet};
 use crate::iface::{
-    buf_shift_for, default_buf_shift, mtu_fits, xdp_fits, xdp_frags_fit, NetdevData,
-    PagefillNetdev,
+    buf_shift_for, default_buf_shift, mtu_fits, xdp_fits, xdp_frags_fit, NetdevData, PagefillNetdev,
 };
 use crate::net::bh;
 use crate::net::netdev::{

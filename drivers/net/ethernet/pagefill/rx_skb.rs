@@ -19,7 +19,7 @@ use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PoolPage;
 use crate::net::skb::{HashL4, RxHash, SkBuff, MAX_FRAGS};
-use crate::net::xdp::{self, Action, Ran};
+use crate::net::xdp::{self, Action, Ran, XdpBuf};
 use crate::rings::RawCqe;
 use crate::rx::XdpPoll;
 use crate::rx::{RxOffloads, RxState};
@@ -379,8 +379,7 @@ impl RxState {
             Some(buf) => Some(buf),
             None => self.alloc_xdp_buf(ctx),
         };
-        let (Some(buf), Some(rxq), Some(pool)) = (buf, self.xdp_rxq.as_ref(), self.pool())
-        else {
+        let (Some(buf), Some(rxq), Some(pool)) = (buf, self.xdp_rxq.as_ref(), self.pool()) else {
             self.stats.dropped += 1;
             ctx.count_consumed();
             return;
@@ -392,13 +391,13 @@ impl RxState {
                 // Longer than the MTU lets an XDP program see (`xdp_check`):
                 // the device's doing.
                 self.stats.bad += 1;
-                self.xdp_buf = Some(buf);
+                self.keep_xdp_buf(buf);
                 ctx.count_consumed();
                 return;
             }
             Ran::NoBuffer(buf) => {
                 self.stats.dropped += 1;
-                self.xdp_buf = Some(buf);
+                self.keep_xdp_buf(buf);
                 ctx.count_consumed();
                 return;
             }
@@ -416,7 +415,7 @@ impl RxState {
                 x.redirected.set(true);
                 prog.exception(dev, Action::Redirect);
                 self.stats.xdp_errors += 1;
-                self.xdp_buf = Some(buf);
+                self.keep_xdp_buf(buf);
                 ctx.count_consumed();
                 return;
             }
@@ -488,6 +487,13 @@ impl RxState {
                 ctx.count_consumed();
             }
         }
+        self.keep_xdp_buf(buf);
+    }
+
+    /// Keeps `buf` for the next frame, its fragments back in the pool: the
+    /// pool's buffers serve the device too.
+    fn keep_xdp_buf(&mut self, mut buf: XdpBuf) {
+        buf.release_frags();
         self.xdp_buf = Some(buf);
     }
 

@@ -388,23 +388,43 @@ impl TxState {
     /// stack's frames keep their room (the stack stops its queue below that
     /// much, and would otherwise find the ring full).
     fn xdp_fits(&self, len: usize, parts: usize) -> bool {
-        self.enabled
-            && (abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&len)
+        Self::xdp_frame_ok(len, parts) && self.xdp_room(parts)
+    }
+
+    /// Whether an XDP frame of `len` bytes in `parts` buffers is one the
+    /// driver sends at all.
+    fn xdp_frame_ok(len: usize, parts: usize) -> bool {
+        (abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&len)
             && (1..=TX_MAX_PARTS).contains(&parts)
-            && self.free() as usize >= TX_MAX_PARTS + parts
+    }
+
+    /// Whether the ring takes `parts` more descriptors of XDP now: it is
+    /// enabled, and the stack's frames keep their room.
+    fn xdp_room(&self, parts: usize) -> bool {
+        self.enabled && self.free() as usize >= TX_MAX_PARTS + parts
     }
 
     /// Queues a frame redirected to the device (`ndo_xdp_xmit`), a
     /// descriptor for each of its buffers, with bottom halves off; the
     /// doorbell waits for the batch's end ([`Self::ring_doorbell`]). The
-    /// frame back if it cannot go: the ring is full, or a mapping failed.
+    /// frame back if it cannot go now: the ring is full, or a mapping
+    /// failed (the batch stops there, and its caller drops the rest). A
+    /// frame that can never go (its length, or more buffers than
+    /// [`TX_MAX_PARTS`] from a multi-buffer program elsewhere) is taken,
+    /// dropped and counted, so that the frames after it still go.
     pub(crate) fn xmit_redirected<T: Operations>(
         &mut self,
         dev: &Device<T>,
         rings: &QueueRings,
         frame: XdpFrame,
     ) -> core::result::Result<(), XdpFrame> {
-        if !self.xdp_fits(frame.total_len(), frame.nr_frags() + 1) {
+        let parts = frame.nr_frags() + 1;
+        if !Self::xdp_frame_ok(frame.total_len(), parts) {
+            drop(frame);
+            self.stats.xdp_xmit_errors += 1;
+            return Ok(());
+        }
+        if !self.xdp_room(parts) {
             return Err(frame);
         }
         let group = groups::tx_group(frame.data());

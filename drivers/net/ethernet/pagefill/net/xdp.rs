@@ -301,6 +301,10 @@ pub enum Ran {
 /// a frame sent back takes a transmit descriptor for each.
 pub const MAX_FRAGS: usize = ffi::pagefill_xdp_room_PAGEFILL_XDP_MAX_FRAGS as usize;
 
+// A frame sent back goes out whole: its buffers are within the parts a
+// frame is mapped in.
+const _: () = assert!(MAX_FRAGS < crate::net::skb::TX_MAX_PARTS);
+
 /// Sends the frames this poll's programs redirected on their way
 /// (`xdp_do_flush`): due once per poll that redirected any, before it ends.
 pub fn flush_redirects(_ctx: &PollCtx<'_>) {
@@ -404,8 +408,10 @@ impl XdpBuf {
     }
 
     /// Gives the fragments back to the pool: the buffer holds one frame's
-    /// first part at most.
-    fn release_frags(&mut self) {
+    /// first part at most. Done with a frame, a driver keeping the buffer
+    /// for the next frame calls this, or its fragments stay out of the pool
+    /// until then.
+    pub fn release_frags(&mut self) {
         for i in 0..usize::from(self.frags) {
             if let Some((page, _, _)) = self.frag(i) {
                 // SAFETY: a buffer of this buffer's pool of which we hold one
@@ -556,16 +562,19 @@ impl XdpBuf {
     /// The frame's part in the first buffer, as a [`Verdict`] of
     /// [`Self::run`] describes it; [`Self::frags`] holds the rest.
     pub fn frame(&self, v: &Verdict) -> &[u8] {
+        // `run` makes only verdicts inside the buffer; anything else (a
+        // verdict of another buffer) is nothing.
+        if v.off
+            .checked_add(v.len)
+            .is_none_or(|end| end > self.page.len())
+        {
+            return &[];
+        }
         let base = ffi_page_address(&self.page);
-        let len = if v.off.saturating_add(v.len) <= self.page.len() {
-            v.len
-        } else {
-            0
-        };
-        // SAFETY: `off + len` is within the buffer (checked above, and by
-        // `run`), which only this value accesses and which stays borrowed
-        // for the slice's life.
-        unsafe { core::slice::from_raw_parts(base.add(v.off), len) }
+        // SAFETY: `off + len` is within the buffer (checked above), which
+        // only this value accesses and which stays borrowed for the slice's
+        // life.
+        unsafe { core::slice::from_raw_parts(base.add(v.off), v.len) }
     }
 }
 
