@@ -6,7 +6,12 @@
 # command that vm-run.sh left in the pfout share, records its output and exit
 # status there, and powers the VM off.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export PATH HOME=/tmp TERM=dumb LANG=C.UTF-8
+# The C locale, which the C library has built in: any other is files to
+# load at every start of a program that calls setlocale() (sed, awk, ip,
+# ethtool, sleep), a fifth of a second each on the debug kernel under TCG,
+# more than the program's own start. Python coerces C to UTF-8 itself.
+export PATH HOME=/tmp TERM=dumb
+unset LANG LANGUAGE LC_ALL
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys

@@ -145,7 +145,7 @@ done
 
 # The host agent: guest tests ask the host to drive the device models (control
 # sockets, traffic generator) by leaving request files in the pfout share; see
-# tests/kselftest/pf-host.sh. Only these verbs are served (vgen, lat: the
+# tests/kselftest/pf-host.sh (pf_host in ktap.sh). Only these verbs are served (vgen, lat: the
 # benchmark's virtio-net generator and round-trip timer, scripts/bench/).
 # Each request runs on its own: a request the guest makes while a long
 # generator run goes on (a surprise removal under traffic) is not held back.
@@ -179,6 +179,9 @@ host_agent() {
 	while :; do
 		for req in "$run"/out/req.*; do
 			[ -f "$req" ] || continue
+			# The guest writes a request at once, its last line
+			# ".": until that is there, it is not all there.
+			[ "$(tail -n 1 "$req")" = . ] || continue
 			id=${req##*/req.}
 			mv "$req" "$run/req.$id"
 			serve_request "$id" &

@@ -18,9 +18,13 @@
 # PAGEFILL_TESTS, for a developer's run, names the VM tests to run (e.g.
 # "rx groups-churn upstream"; default: all of them, and the VM runner's
 # self-test).
-# PAGEFILL_JOBS is how many VMs run side by side (default 1: on the
-# project's 2-core machines one VM under TCG, with its device model, keeps
-# both cores busy; two side by side took twice as long each). A test that
+# PAGEFILL_JOBS is how many VMs run side by side (default 2: one runs the
+# debug kernel's tests, the other those of the other kernels). A debug
+# kernel's VM under TCG keeps about 1.3 of the project's 2 cores busy, two
+# of them side by side took twice as long each; the fast kernel's VMs mostly
+# wait (0.6 of a core: the generator's bursts, the sink's idle time), so
+# they fit beside it (testbed.rst, "Time of each stage"). With 1, one VM at
+# a time, the debug kernel's first. A test that
 # must not run beside the others (vm_alone=1 in its .test file: the upstream
 # lists, with short timing windows) runs after them, PAGEFILL_ALONE_JOBS at
 # a time (default 2: the two lists mostly wait, on socat's timeouts and
@@ -38,7 +42,7 @@ case "${1:-}" in
 esac
 flavours=${PAGEFILL_FLAVOURS:-fast debug debian intree}
 only_tests=${PAGEFILL_TESTS:-}
-jobs=${PAGEFILL_JOBS:-1}
+jobs=${PAGEFILL_JOBS:-2}
 alone_jobs=${PAGEFILL_ALONE_JOBS:-2}
 t_start=$SECONDS
 # Results and stage times go to files: the VM jobs run in worker
@@ -148,14 +152,15 @@ fi
 # The stock kernel runs as Debian ships it.
 declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="" [debian]="" [intree]="")
 
-# The VM jobs: each a file in $work/jobs, numbered in the order they start
-# (the longest first: the debug kernel's, then the fast kernel's), holding
-# the variables of one run_vm call; vm_alone jobs in $work/alone.
+# The VM jobs: each a file in a queue folder, numbered in the order they
+# start (the longest first), holding the variables of one run_vm call: the
+# debug kernel's in $work/jobs-debug, the other kernels' in $work/jobs,
+# vm_alone jobs in $work/alone.
 # The queue starts with the jobs that took longest in the last run on this
 # machine ($PF_CACHE/vm-test-times, the stage times of the VM tests): the
 # last to start are short, so both workers finish at about the same time.
 # A job not timed before goes first.
-mkdir -p "$work/jobs" "$work/alone"
+mkdir -p "$work/jobs" "$work/jobs-debug" "$work/alone"
 times_file=$PF_CACHE/vm-test-times
 njobs=0
 declare -A last_time=()
@@ -171,7 +176,11 @@ vm_what() {
 add_job() { # add_job ALONE FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...
 	local alone=$1 dir=$work/jobs names=() a secs
 	shift
-	[ "$alone" = 1 ] && dir=$work/alone
+	if [ "$alone" = 1 ]; then
+		dir=$work/alone
+	elif [ "$1" = debug ]; then
+		dir=$work/jobs-debug
+	fi
 	for a in "${@:4}"; do [ "$a" = -- ] && break; names+=("$a"); done
 	secs=${last_time[$(vm_what "$1" "${names[@]}")]:-99999}
 	njobs=$((njobs + 1))
@@ -348,17 +357,18 @@ for f in $order; do
 	unset shared_cmd shared_names
 done
 
-# take_job QUEUE: the next job's file in folder QUEUE, moved out of it, on
-# stdout.
+# take_job QUEUE...: the next job's file in the first of the QUEUE folders
+# that holds one, moved out of it, on stdout.
 take_job() {
 	local job
 	# shellcheck disable=SC2016
-	locked sh -c 'job=$(ls "$1" | head -n 1); [ -n "$job" ] && mv "$1/$job" "$2/$job" && echo "$2/$job"' \
-		sh "$1" "$work"
+	locked sh -c 'w=$1; shift; for q; do job=$(ls "$q" | head -n 1)
+		[ -z "$job" ] || { mv "$q/$job" "$w/$job" && echo "$w/$job"; exit; }; done; exit 1' \
+		sh "$work" "$@"
 }
-worker() { # worker QUEUE
+worker() { # worker QUEUE...
 	local job
-	while job=$(take_job "$1"); do
+	while job=$(take_job "$@"); do
 		# shellcheck disable=SC1090
 		. "$job"
 	done
@@ -366,10 +376,19 @@ worker() { # worker QUEUE
 
 stage "VM tests, $jobs at a time"
 pids=()
-for _ in $(seq "$jobs"); do
-	worker "$work/jobs" &
+if [ "$jobs" -le 1 ]; then
+	worker "$work/jobs-debug" "$work/jobs" &
 	pids+=($!)
-done
+else
+	# One worker for the debug kernel's VMs, never two of them at once
+	# (each would take twice as long); the others take the rest.
+	worker "$work/jobs-debug" &
+	pids+=($!)
+	for _ in $(seq $((jobs - 1))); do
+		worker "$work/jobs" &
+		pids+=($!)
+	done
+fi
 wait "${pids[@]}"
 if [ -n "$(ls "$work/alone")" ]; then
 	stage "VM tests that run alone, $alone_jobs at a time"

@@ -20,7 +20,7 @@
 ko=${1:-}
 step=${2:-1}
 here=$(dirname "$0")
-host="sh $here/pf-host.sh"
+host=pf_host
 pf_need_host
 dbg=/sys/kernel/debug
 if [ ! -e /proc/self/fail-nth ] || [ ! -d "$dbg/fail_function" ] ||
@@ -44,16 +44,16 @@ pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
 echo "$bdf" >/sys/bus/pci/drivers/pagefill/unbind
 ktap_check "probe with each of its allocations failing in turn: clean failures, then bound" \
-	python3 "$here/fail_nth.py" bind "$bdf" "$step"
+	python3 -S "$here/fail_nth.py" bind "$bdf" "$step"
 echo "$bdf" >/sys/bus/pci/drivers/pagefill/bind
 dev=$(ls "/sys/bus/pci/devices/$bdf/net")
 ip addr add 192.0.2.1/24 dev "$dev"
 ktap_check "open with each of its allocations failing in turn: clean failures, then up" \
-	python3 "$here/fail_nth.py" up "$dev" "$step"
+	python3 -S "$here/fail_nth.py" up "$dev" "$step"
 ip link set "$dev" up
 eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
 ktap_check "ethtool -G rx with each allocation of the restart failing in turn: old rings kept" \
-	python3 "$here/fail_nth.py" rings "$dev" "$step"
+	python3 -S "$here/fail_nth.py" rings "$dev" "$step"
 eventually eval '[ "$(cat "/sys/class/net/$dev/carrier")" = 1 ]'
 
 mac=$(cat "/sys/class/net/$dev/address")
@@ -125,7 +125,7 @@ settled() {
 echo page_pool_alloc_netmems >"$dbg/fail_function/inject"
 attr fail_function verbose=0 interval=1 probability=100 times=-1
 rm -f /tmp/udp_sink.ready
-python3 "$here/udp_sink.py" 9000 1860 600 >/tmp/sink.out 2>&1 &
+python3 -S "$here/udp_sink.py" 9000 1860 600 >/tmp/sink.out 2>&1 &
 sink=$!
 eventually test -f /tmp/udp_sink.ready
 $host gen --nodes 1-31 --groups 0 --size 1400 --count 60 --give-up-ms 300000 \

@@ -22,7 +22,7 @@
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 here=$(dirname "$0")
-host="sh $here/pf-host.sh"
+host=pf_host
 pf_need_host
 tr=/sys/kernel/tracing
 tlb=/sys/kernel/debug/swiotlb
@@ -72,7 +72,7 @@ sysctl -qw net.core.rmem_max=8388608
 # and 300; the sink checks every stream.
 run() {
 	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 $((90 * $2)) 120 >/tmp/sink.out 2>&1 &
+	python3 -S "$here/udp_sink.py" 9000 $((90 * $2)) 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
 	$host gen --nodes 2-31 --groups 0,7,300 --size "$1" --count "$2" --give-up-ms 20000 \

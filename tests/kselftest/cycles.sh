@@ -13,7 +13,7 @@
 ko=${1:-}
 cycles=${2:-200}
 here=$(dirname "$0")
-host="sh $here/pf-host.sh"
+host=pf_host
 pf_need_host
 ktap_plan 7
 pf_load "$ko"

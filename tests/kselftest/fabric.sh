@@ -7,7 +7,7 @@
 # dropped and counted; the device's counters are read back from the guest.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
-host="sh $(dirname "$0")/pf-host.sh"
+host=pf_host
 pf_need_host
 ktap_plan 5
 pf_load "$ko"

@@ -44,7 +44,7 @@
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 here=$(dirname "$0")
-host="sh $here/pf-host.sh"
+host=pf_host
 pf_need_host
 # MODES: a comma-separated subset of the fault modes (default: all).
 modes=$(echo "${2:-len-past-buffer,bad-group,bad-node,bad-queue,never-posted,frame-count,\
@@ -90,7 +90,7 @@ received() { sed -n 's/^received \([0-9]*\) .*/\1/p' /tmp/sink.out; }
 # and in order), the generator paced to RATE frames/s over the 31 streams.
 send_paced() {
 	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 $((31 * $1)) 60 >/tmp/sink.out 2>&1 &
+	python3 -S "$here/udp_sink.py" 9000 $((31 * $1)) 60 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
 	$host gen --nodes 1-31 --groups 0 --size 64 --count "$1" --rate "$2" --give-up-ms 20000 \
@@ -226,7 +226,7 @@ fi
 # blast COUNT: COUNT small UDP frames out of the interface, without waiting
 # for room (frames the stuck device holds also hold the socket's buffer).
 blast() {
-	timeout 120 python3 - <<EOF
+	timeout 120 python3 -S - <<EOF
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setblocking(False)
@@ -290,7 +290,7 @@ ifindex=$(cat "/sys/class/net/$dev/ifindex")
 # in flight (those of the open interface hold the buffers posted to the
 # device; those a failed reset left behind, what it abandoned).
 pools() {
-	pf_ynl --dump page-pool-get 2>/dev/null | python3 -c '
+	pf_ynl --dump page-pool-get 2>/dev/null | python3 -S -c '
 import ast, sys
 ifindex = int(sys.argv[1])
 for p in ast.literal_eval(sys.stdin.read() or "[]"):
@@ -299,7 +299,7 @@ for p in ast.literal_eval(sys.stdin.read() or "[]"):
 ' "$ifindex"
 }
 live=$(pools | tr '\n' ' ')
-python3 "$here/udp_sink.py" 9001 100000000 3600 >/dev/null 2>&1 &
+python3 -S "$here/udp_sink.py" 9001 100000000 3600 >/dev/null 2>&1 &
 bg_sink=$!
 rx0=$(cat "/sys/class/net/$dev/statistics/rx_packets")
 rm -f /tmp/bg.stop
@@ -399,7 +399,7 @@ kmemleak_abandoned_only() {
 	echo "$printk" >/proc/sys/kernel/printk
 	skb_size=$(cat /sys/kernel/slab/skbuff_head_cache/object_size 2>/dev/null ||
 		awk '$1 == "skbuff_head_cache" { print $4 }' /proc/slabinfo)
-	python3 - /tmp/kmemleak.txt "${skb_size:-0}" "$tx_dropped" <<'EOF'
+	python3 -S - /tmp/kmemleak.txt "${skb_size:-0}" "$tx_dropped" <<'EOF'
 import re, sys
 # Allocations of a frame sent from a socket, and of the socket itself.
 TX = {"sock_alloc_send_pskb", "sock_wmalloc", "__ip_append_data", "ip_make_skb",

@@ -51,7 +51,7 @@ weight=${5:-100}
 rate=${6:-150000}
 usecs=${7:-50}
 here=$(dirname "$0")
-host="sh $here/pf-host.sh"
+host=pf_host
 pf_need_host
 ktap_plan 11
 pf_log_mark
@@ -100,7 +100,7 @@ rm -f /tmp/udp_sink.ready
 # it held them up for over 30 s once (2026-12-01), all written by the
 # device by then.
 PF_SINK_RCVBUF=$((exact * 1024)) PF_SINK_QUIET=180 \
-	python3 "$here/udp_sink.py" 9000 "$exact" $((exact / 500 + 600)) \
+	python3 -S "$here/udp_sink.py" 9000 "$exact" $((exact / 500 + 600)) \
 	>/tmp/sink.out 2>&1 &
 sink=$!
 eventually test -f /tmp/udp_sink.ready

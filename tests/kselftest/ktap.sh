@@ -1,6 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # KTAP output for the in-VM tests (the format kselftest uses). Source it.
+#
+# On the debug kernel under TCG every process a test starts costs a fifth
+# of a second or more, a Python one two (testbed.rst, "Time of each
+# stage"), and that, not the driver, was most of those tests' time: the
+# helpers here start as few as they can (shell builtins where they do), and
+# the tests' own Python scripts, which need only the standard library, run
+# with python3 -S (no site: its .pth files cost a second and a half).
 
+# This script's folder, once (each process costs on the debug kernel).
+pf_here=$(dirname "$0")
 ktap_n=0
 ktap_fail=0
 ktap_plan() { echo "TAP version 13"; echo "1..$1"; }
@@ -81,11 +90,11 @@ pf_qsum() {
 # stream paused PF_GIVE_UP_MS (20000) fails the run instead of hanging it.
 pf_send_streams() {
 	rm -f /tmp/udp_sink.ready
-	python3 "$(dirname "$0")/udp_sink.py" 9000 $((31 * $1)) "${PF_SINK_TIMEOUT:-60}" ${2:-} \
+	python3 -S "$pf_here/udp_sink.py" 9000 $((31 * $1)) "${PF_SINK_TIMEOUT:-60}" ${2:-} \
 		>/tmp/sink.out 2>&1 &
 	pf_sink=$!
 	eventually test -f /tmp/udp_sink.ready
-	sh "$(dirname "$0")/pf-host.sh" gen --nodes 1-31 --groups 0 --size 64 --count "$1" \
+	pf_host gen --nodes 1-31 --groups 0 --size 64 --count "$1" \
 		--give-up-ms "${PF_GIVE_UP_MS:-20000}" \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out
 	pf_gen_rc=$?
@@ -243,6 +252,42 @@ pf_builtin() { [ "${pf_ko:-${ko:-}}" = builtin ]; }
 
 # pf_unload: rmmod pagefill, unless it is built in.
 pf_unload() { pf_builtin || rmmod pagefill; }
+
+# pf_host VERB ARGS...: ask the host agent of scripts/vm-run.sh to drive the
+# device models (tests/kselftest/pf-host.sh lists the verbs), print its
+# answer and return its status. Written for the debug kernel under TCG,
+# where each process the guest starts costs a fifth of a second or more
+# (testbed.rst, "Time of each stage"): a request starts no process but the
+# sleeps of its wait, often none. The request file is written with one
+# write and ends with a line "."; the agent takes only a complete one. Its
+# id is unique among the guest's requests, side by side ones too (the
+# process that asks, read from /proc/self by the shell itself, a count and
+# the time); the answers stay in the share, which vm-run.sh removes.
+pf_host() {
+	read -r pf_host_pid _ </proc/self/stat
+	read -r pf_host_up _ </proc/uptime
+	pf_host_n=$((${pf_host_n:-0} + 1))
+	pf_host_id=$pf_host_pid.$pf_host_n.$pf_host_up
+	printf '%s\n.\n' "$*" >"/run/pf/req.$pf_host_id" || return 1
+	# The agent answers most requests within a tenth of a second (it
+	# looks every 0.05 s): a few checks first, each a few milliseconds,
+	# then sleeps (the first of which would cost more than the wait).
+	pf_host_i=0
+	until [ -f "/run/pf/done.$pf_host_id" ]; do
+		pf_host_i=$((pf_host_i + 1))
+		[ "$pf_host_i" -gt 30 ] || continue
+		if [ "$pf_host_i" -ge 6030 ]; then
+			echo "pf-host: no answer from the host" >&2
+			return 124
+		fi
+		sleep 0.05
+	done
+	while IFS= read -r pf_host_line || [ -n "$pf_host_line" ]; do
+		printf '%s\n' "$pf_host_line"
+	done <"/run/pf/resp.$pf_host_id"
+	read -r pf_host_rc <"/run/pf/done.$pf_host_id"
+	return "$pf_host_rc"
+}
 
 # pf_need_host: the test drives the device models through the host agent of
 # scripts/vm-run.sh; where there is none (a kselftest run on other

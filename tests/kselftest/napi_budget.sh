@@ -26,7 +26,7 @@
 ko=${1:-}
 frames=${2:-6000}
 here=$(dirname "$0")
-host="sh $here/pf-host.sh"
+host=pf_host
 pf_need_host
 tr=/sys/kernel/tracing
 [ -d "$tr/events" ] || mount -t tracefs nodev "$tr" 2>/dev/null
@@ -64,7 +64,7 @@ burst() {
 	n=$(($(echo "$1" | awk -F- '{ print ($2 ? $2 - $1 + 1 : 1) }') * $2))
 	echo >"$tr/trace"
 	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 "$n" 120 >/tmp/sink.out 2>&1 &
+	python3 -S "$here/udp_sink.py" 9000 "$n" 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
 	echo 1 >"$tr/tracing_on"
@@ -134,7 +134,7 @@ hashes() {
 # check_hashes FIRST LAST PER: the traced frames of nodes FIRST..LAST, PER
 # each, carried their own flow's hash, each a layer 4 hash.
 check_hashes() {
-	python3 "$here/toeplitz.py" $(for node in $(seq "$1" "$2"); do
+	python3 -S "$here/toeplitz.py" $(for node in $(seq "$1" "$2"); do
 		echo "198.51.100.$node,192.0.2.1,$((10000 + node)),9000"
 	done) | sed "s/\$/ $3/" | { cat; echo "not-l4 0"; } | sort >/tmp/hashes.want
 	hashes >/tmp/hashes.got

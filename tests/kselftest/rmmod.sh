@@ -9,7 +9,7 @@
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 here=$(dirname "$0")
-host="sh $here/pf-host.sh"
+host=pf_host
 pf_need_host
 ktap_plan 5
 

@@ -26,7 +26,7 @@ ring=${2:-}
 [ "$ring" != - ] || ring=
 queues=${3:-}
 here=$(dirname "$0")
-host="sh $here/pf-host.sh"
+host=pf_host
 pf_need_host
 plan=18
 [ -z "$ring" ] || plan=$((plan + 1))
@@ -57,7 +57,7 @@ run() {
 	groups=${3:-0,7,300}
 	total=$((31 * $(echo "$groups" | tr ',' '\n' | wc -l) * $2))
 	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 "$total" 120 >/tmp/sink.out 2>&1 &
+	python3 -S "$here/udp_sink.py" 9000 "$total" 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
 	$host gen --nodes 1-31 --groups "$groups" --size "$1" --count "$2" \

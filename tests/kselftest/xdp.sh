@@ -17,7 +17,7 @@
 ko=${1:-}
 frames=${2:-3000}
 here=$(dirname "$0")
-host="sh $here/pf-host.sh"
+host=pf_host
 pf_need_host
 obj=/tmp/xdp_pagefill.bpf.o
 if ! command -v clang >/dev/null ||
@@ -83,7 +83,7 @@ run() {
 	attach "$1" || return 1
 	snapshot a
 	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 "$frames" 120 >/tmp/sink.out 2>&1 &
+	python3 -S "$here/udp_sink.py" 9000 "$frames" 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
 	for port in ${2:-9001}; do
@@ -210,7 +210,7 @@ ktap_check "a program that claims 192 bytes of headroom and 256 of tailroom has 
 churn() {
 	churn_n=$((30 * (frames / 4)))
 	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 "$churn_n" 120 >/tmp/sink.out 2>&1 &
+	python3 -S "$here/udp_sink.py" 9000 "$churn_n" 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
 	$host gen --nodes 2-31 --groups 0 --size 64 --count $((frames / 4)) \
@@ -242,7 +242,7 @@ jumbo() {
 	attach xdp_pass && ip link set dev "$dev" mtu 9000 || return 1
 	before=$(pf_qsum "$dev" rx_xdp_pass)
 	rm -f /tmp/udp_sink.ready
-	python3 "$here/udp_sink.py" 9000 200 120 >/tmp/sink.out 2>&1 &
+	python3 -S "$here/udp_sink.py" 9000 200 120 >/tmp/sink.out 2>&1 &
 	sink=$!
 	eventually test -f /tmp/udp_sink.ready
 	$host gen --nodes 2 --groups 0 --size 9014 --count 200 --give-up-ms 20000 \

@@ -26,7 +26,7 @@ ip netns exec peer iperf3 -s -D -1
 eventually_long pf_listening peer 5201
 iperf3 -c 192.0.2.2 -n 4M | tail -n 4
 echo "# generator: 30 nodes x 2 groups x 100 frames of 64 bytes -> UDP socket on $a:"
-python3 "$here/../kselftest/udp_sink.py" 9000 6000 60 &
+python3 -S "$here/../kselftest/udp_sink.py" 9000 6000 60 &
 sink=$!
 eventually test -f /tmp/udp_sink.ready
 $host gen --nodes 2-31 --groups 0,7 --size 64 --count 100 --dst-mac "$(cat /sys/class/net/$a/address)" \
