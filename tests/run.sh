@@ -18,13 +18,12 @@
 # PAGEFILL_TESTS, for a developer's run, names the VM tests to run (e.g.
 # "rx groups-churn upstream"; default: all of them, and the VM runner's
 # self-test).
-# PAGEFILL_JOBS is how many VMs run side by side (default 2: one runs the
-# debug kernel's tests, the other those of the other kernels). A debug
-# kernel's VM under TCG keeps about 1.3 of the project's 2 cores busy, two
-# of them side by side took twice as long each; the fast kernel's VMs mostly
-# wait (0.6 of a core: the generator's bursts, the sink's idle time), so
-# they fit beside it (testbed.rst, "Time of each stage"). With 1, one VM at
-# a time, the debug kernel's first. A test that
+# PAGEFILL_JOBS is how many VMs run side by side (default 1: on the
+# project's 2-core machines one VM under TCG keeps both cores busy enough
+# that a second beside it slows both; testbed.rst, "Time of each stage").
+# With more, one worker runs the debug kernel's tests, never two of them at
+# once, and the others the other kernels' tests; with 1, the debug kernel's
+# first. A test that
 # must not run beside the others (vm_alone=1 in its .test file: the upstream
 # lists, with short timing windows) runs after them, PAGEFILL_ALONE_JOBS at
 # a time (default 2: the two lists mostly wait, on socat's timeouts and
@@ -42,7 +41,7 @@ case "${1:-}" in
 esac
 flavours=${PAGEFILL_FLAVOURS:-fast debug debian intree}
 only_tests=${PAGEFILL_TESTS:-}
-jobs=${PAGEFILL_JOBS:-2}
+jobs=${PAGEFILL_JOBS:-1}
 alone_jobs=${PAGEFILL_ALONE_JOBS:-2}
 t_start=$SECONDS
 # Results and stage times go to files: the VM jobs run in worker

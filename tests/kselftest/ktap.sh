@@ -79,8 +79,23 @@ pf_default_queues() {
 # pf_qsum DEV NAME: the ethtool -S counter NAME summed over the queues
 # (rx0_NAME + rx1_NAME + ...; NAME is e.g. rx_packets or tx_sg_frames).
 pf_qsum() {
-	dir=${2%%_*} name=${2#*_}
-	ethtool -S "$1" | sed -n "s/^ *$dir[0-9]*_$name: //p" | awk '{s += $1} END {print s + 0}'
+	ethtool -S "$1" | awk -v want="$2" "$pf_qsum_awk"' END { printf "%.0f\n", s[want] }'
+}
+# The awk program that sums each counter over the queues: s["rx_packets"] is
+# rx0_packets + rx1_packets + ...
+pf_qsum_awk='{ n = $1; sub(/:$/, "", n); if (sub(/^rx[0-9]*_/, "", n)) s["rx_" n] += $2
+	else if (sub(/^tx[0-9]*_/, "", n)) s["tx_" n] += $2 }'
+
+# pf_qsums DEV PREFIX NAME...: the counters NAME as pf_qsum sums them, as
+# shell assignments PREFIX_NAME=SUM for eval, from one ethtool -S (a test
+# that reads a dozen counters at a time starts two programs, not three
+# dozen).
+pf_qsums() {
+	pf_dev=$1 pf_pre=$2
+	shift 2
+	ethtool -S "$pf_dev" | awk -v pre="$pf_pre" -v names="$*" "$pf_qsum_awk"'
+		END { k = split(names, w, " ")
+			for (i = 1; i <= k; i++) printf "%s_%s=%.0f\n", pre, w[i], s[w[i]] }'
 }
 
 # pf_send_streams COUNT [IDLE]: COUNT frames of 64 bytes from each of
