@@ -272,12 +272,13 @@ pf_unload() { pf_builtin || rmmod pagefill; }
 # device models (tests/kselftest/pf-host.sh lists the verbs), print its
 # answer and return its status. Written for the debug kernel under TCG,
 # where each process the guest starts costs a fifth of a second or more
-# (testbed.rst, "Time of each stage"): a request starts no process but the
-# sleeps of its wait, often none. The request file is written with one
-# write and ends with a line "."; the agent takes only a complete one. Its
-# id is unique among the guest's requests, side by side ones too (the
-# process that asks, read from /proc/self by the shell itself, a count and
-# the time); the answers stay in the share, which vm-run.sh removes.
+# (testbed.rst, "Time of each stage"): a request starts one process, the
+# cat of its answer (and the sleeps of its wait, often none). The request
+# file is written with one write and ends with a line "."; the agent takes
+# only a complete one. Its id is unique among the guest's requests, side by
+# side ones too (the process that asks, read from /proc/self by the shell
+# itself, a count and the time); the answers stay in the share, which
+# vm-run.sh removes.
 pf_host() {
 	read -r pf_host_pid _ </proc/self/stat
 	read -r pf_host_up _ </proc/uptime
@@ -297,9 +298,9 @@ pf_host() {
 		fi
 		sleep 0.05
 	done
-	while IFS= read -r pf_host_line || [ -n "$pf_host_line" ]; do
-		printf '%s\n' "$pf_host_line"
-	done <"/run/pf/resp.$pf_host_id"
+	# cat, not a read loop: dash's read takes a byte a call, and each is
+	# a round trip over 9p.
+	cat "/run/pf/resp.$pf_host_id"
 	read -r pf_host_rc <"/run/pf/done.$pf_host_id"
 	return "$pf_host_rc"
 }
