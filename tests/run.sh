@@ -19,11 +19,8 @@
 # "rx groups-churn upstream"; default: all of them, and the VM runner's
 # self-test).
 # PAGEFILL_JOBS is how many VMs run side by side (default 1: on the
-# project's 2-core machines one VM under TCG keeps both cores busy enough
-# that a second beside it slows both; testbed.rst, "Time of each stage").
-# With more, one worker runs the debug kernel's tests, never two of them at
-# once, and the others the other kernels' tests; with 1, the debug kernel's
-# first. A test that
+# project's 2-core machines one VM under TCG, with its device model, keeps
+# both cores busy; two side by side took twice as long each). A test that
 # must not run beside the others (vm_alone=1 in its .test file: the upstream
 # lists, with short timing windows) runs after them, PAGEFILL_ALONE_JOBS at
 # a time (default 2: the two lists mostly wait, on socat's timeouts and
@@ -151,15 +148,14 @@ fi
 # The stock kernel runs as Debian ships it.
 declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="" [debian]="" [intree]="")
 
-# The VM jobs: each a file in a queue folder, numbered in the order they
-# start (the longest first), holding the variables of one run_vm call: the
-# debug kernel's in $work/jobs-debug, the other kernels' in $work/jobs,
-# vm_alone jobs in $work/alone.
+# The VM jobs: each a file in $work/jobs, numbered in the order they start
+# (the longest first: the debug kernel's, then the fast kernel's), holding
+# the variables of one run_vm call; vm_alone jobs in $work/alone.
 # The queue starts with the jobs that took longest in the last run on this
 # machine ($PF_CACHE/vm-test-times, the stage times of the VM tests): the
 # last to start are short, so both workers finish at about the same time.
 # A job not timed before goes first.
-mkdir -p "$work/jobs" "$work/jobs-debug" "$work/alone"
+mkdir -p "$work/jobs" "$work/alone"
 times_file=$PF_CACHE/vm-test-times
 njobs=0
 declare -A last_time=()
@@ -175,11 +171,7 @@ vm_what() {
 add_job() { # add_job ALONE FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...
 	local alone=$1 dir=$work/jobs names=() a secs
 	shift
-	if [ "$alone" = 1 ]; then
-		dir=$work/alone
-	elif [ "$1" = debug ]; then
-		dir=$work/jobs-debug
-	fi
+	[ "$alone" = 1 ] && dir=$work/alone
 	for a in "${@:4}"; do [ "$a" = -- ] && break; names+=("$a"); done
 	secs=${last_time[$(vm_what "$1" "${names[@]}")]:-99999}
 	njobs=$((njobs + 1))
@@ -356,18 +348,17 @@ for f in $order; do
 	unset shared_cmd shared_names
 done
 
-# take_job QUEUE...: the next job's file in the first of the QUEUE folders
-# that holds one, moved out of it, on stdout.
+# take_job QUEUE: the next job's file in folder QUEUE, moved out of it, on
+# stdout.
 take_job() {
 	local job
 	# shellcheck disable=SC2016
-	locked sh -c 'w=$1; shift; for q; do job=$(ls "$q" | head -n 1)
-		[ -z "$job" ] || { mv "$q/$job" "$w/$job" && echo "$w/$job"; exit; }; done; exit 1' \
-		sh "$work" "$@"
+	locked sh -c 'job=$(ls "$1" | head -n 1); [ -n "$job" ] && mv "$1/$job" "$2/$job" && echo "$2/$job"' \
+		sh "$1" "$work"
 }
-worker() { # worker QUEUE...
+worker() { # worker QUEUE
 	local job
-	while job=$(take_job "$@"); do
+	while job=$(take_job "$1"); do
 		# shellcheck disable=SC1090
 		. "$job"
 	done
@@ -375,19 +366,10 @@ worker() { # worker QUEUE...
 
 stage "VM tests, $jobs at a time"
 pids=()
-if [ "$jobs" -le 1 ]; then
-	worker "$work/jobs-debug" "$work/jobs" &
+for _ in $(seq "$jobs"); do
+	worker "$work/jobs" &
 	pids+=($!)
-else
-	# One worker for the debug kernel's VMs, never two of them at once
-	# (each would take twice as long); the others take the rest.
-	worker "$work/jobs-debug" &
-	pids+=($!)
-	for _ in $(seq $((jobs - 1))); do
-		worker "$work/jobs" &
-		pids+=($!)
-	done
-fi
+done
 wait "${pids[@]}"
 if [ -n "$(ls "$work/alone")" ]; then
 	stage "VM tests that run alone, $alone_jobs at a time"
