@@ -139,8 +139,8 @@ run_test() {
 retry_once="gro.py hw/csum.py"
 # Tests whose BPF programs libbpf can only load with the kernel's BTF
 # (xdp.py's calls a kfunc, resolved against it): on a kernel built without
-# it (the test kernels; the stock Debian kernel has it) they are skipped,
-# for that reason.
+# it they are skipped, for that reason. The test kernels and the stock
+# Debian kernel have it.
 needs_btf="xdp.py"
 for t in "$@"; do
 	case $t in
