@@ -118,16 +118,27 @@ counters() {
 			if (!(k in a)) print "faults: no counter " k " in " from >"/dev/stderr"
 			return a[k] + 0
 		}
-		FILENAME == "/tmp/dev.stats" { d[$1] = $2; if ($1 ~ /^drop_/) drops += $2; next }
-		{ n = $1; sub(/:$/, "", n); if (sub(/^rx[0-9]*_/, "", n)) q[n] += $2; else e[n] = $2 }
+		function put(name, v) { printf "%s_%s=%.0f\n", pre, name, v }
+		FILENAME == "/tmp/dev.stats" {
+			d[$1] = $2
+			if ($1 ~ /^drop_/) drops += $2
+			next
+		}
+		{
+			n = $1
+			sub(/:$/, "", n)
+			if (sub(/^rx[0-9]*_/, "", n)) q[n] += $2; else e[n] = $2
+		}
 		END {
-			printf "%s_written=%.0f %s_spoiled=%.0f %s_injected=%.0f %s_dropped=%.0f\n",
-				pre, get(d, "rx_frames", "the device"), pre, get(d, "frames_spoiled", "the device"),
-				pre, get(d, "faults_injected", "the device"), pre, drops
-			printf "%s_bad=%.0f %s_resyncs=%.0f %s_merged=%.0f %s_xdp_pass=%.0f %s_restarts=%.0f\n",
-				pre, get(q, "bad_completions", "ethtool -S"), pre, get(q, "resyncs", "ethtool -S"),
-				pre, get(q, "merged_skbs", "ethtool -S"), pre, get(q, "xdp_pass", "ethtool -S"),
-				pre, get(e, "restarts", "ethtool -S")
+			put("written", get(d, "rx_frames", "the device"))
+			put("spoiled", get(d, "frames_spoiled", "the device"))
+			put("injected", get(d, "faults_injected", "the device"))
+			put("dropped", drops)
+			put("bad", get(q, "bad_completions", "ethtool -S"))
+			put("resyncs", get(q, "resyncs", "ethtool -S"))
+			put("merged", get(q, "merged_skbs", "ethtool -S"))
+			put("xdp_pass", get(q, "xdp_pass", "ethtool -S"))
+			put("restarts", get(e, "restarts", "ethtool -S"))
 		}' /tmp/dev.stats /tmp/drv.stats)"
 }
 for mode in $modes; do
