@@ -19,7 +19,7 @@
 #   --sizes LIST   frame sizes (default "64 128 256 512 1024 1500")
 #   --rates LIST   offered rates, frames/s, for the loss runs (default
 #                  "2000 5000 10000 20000 50000 0"; 0 is unpaced)
-#   --what LIST    parts (default all): cost page gro merge multi xdp rate mem coal in one
+#   --what LIST    parts (default all): cost page gro merge multi xdp xdprate rate mem coal in one
 #                  boot (raw-PARTS.txt), and prof in a second one with
 #                  per-block instruction counts (raw-prof.txt, profile.*)
 #   --report-only  only rebuild the table and plot from DIR's raw files
@@ -27,7 +27,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 out=$PF_TOP/Documentation/networking/device_drivers/ethernet/pagefill/bench runs=5 count=20000 sizes="64 128 256 512 1024 1500"
-rates="2000 5000 10000 20000 50000 0" what="cost page gro merge multi xdp rate mem coal prof" report_only=""
+rates="2000 5000 10000 20000 50000 0" what="cost page gro merge multi xdp xdprate rate mem coal prof" report_only=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift 2 ;;

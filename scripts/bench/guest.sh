@@ -14,14 +14,16 @@
 #       for pagefill with rx-udp-merge and a UDP_GRO or a plain socket;
 #       pfxdpACT, vnxdpACT with a native XDP program, ACT drop, tx or pass,
 #       and "frames F", the frames it saw)
-#   rate nic N size S offered O run R received F ... gen ...
+#   rate nic N size S offered O run R [seen F] received F ... gen ...
+#       (N: pf, vn; pfxdpACT, vnxdpACT with a native XDP program, ACT drop
+#       or tx, and "seen F", the frames it saw)
 #   mem label L streams S groups G ... inflight P inflight_mem B
 #   lat nic N usecs U eot E run R rtt_us min ... p50 ... n N lost L
 #   prof nic N size S received F ... marks M  (M: markers so far)
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
-# gro, merge, multi, xdp, rate, mem, coal, prof).
+# gro, merge, multi, xdp, xdprate, rate, mem, coal, prof).
 set -e
 ko=$1
 bin=$2
@@ -92,7 +94,8 @@ answer() {
 	rm -f "/run/pf/resp.$1" "/run/pf/done.$1"
 }
 
-# sink [-g] FRAMES REQUEST: run the sink (-g: with UDP_GRO); prints
+# sink [-g] FRAMES REQUEST: run the sink (-g: with UDP_GRO; it gives up
+# sink_ms after the last frame, or the start: default 3000); prints
 # "received ... window_ns ... insns ... kinsns ... overflow N gen
 # <generator's answer>", N the frames the pagefill device dropped meanwhile
 # because a paused stream's holding space was full (dev_drop_overflow).
@@ -103,7 +106,7 @@ sink() {
 		shift
 	fi
 	drops=$(es dev_drop_overflow)
-	out=$("$bin/pf-sink" $gro 9000 "$1" 3000 "$2") || true
+	out=$("$bin/pf-sink" $gro 9000 "$1" "${sink_ms:-3000}" "$2") || true
 	id=${out##* request }
 	ins=$(marks)
 	gen=$(answer "$id")
@@ -232,6 +235,43 @@ if echo "$what" | grep -qw xdp; then
 					echo "cost nic ${nic}xdp$act size $size $frames run $r $(sink "$want" "$(gen_req "$nic" "$size" "$count" 0)")"
 				done
 			done
+			xdp_detach
+		done
+	done
+fi
+
+# xdprate: the loss runs with a native XDP program on each NIC that drops
+# ("pfxdpdrop", "vnxdpdrop") or sends back ("...xdptx") every frame but the
+# run's last, which reaches the sink. Both drivers count every frame a
+# program saw in the interface's rx_packets: "seen" is its growth over the
+# run, and the generator's frames less those seen were lost before the
+# program. The sink waits the run's length for the one frame it gets.
+# rx_settled DEV: rx_packets of DEV once two reads 0.1 s apart agree (a
+# driver may publish its counters after the frame the sink waited for).
+rx_settled() {
+	a=$(cat "/sys/class/net/$1/statistics/rx_packets")
+	while sleep 0.1 && b=$(cat "/sys/class/net/$1/statistics/rx_packets") && [ "$a" != "$b" ]; do
+		a=$b
+	done
+	echo "$a"
+}
+if echo "$what" | grep -qw xdprate; then
+	for act in drop tx; do
+		for nic in pf vn; do
+			xdp_attach "$nic" "xdp_bench_$act" || continue
+			sink 1 "$(gen_req "$nic" 64 "$count" 0)" >/dev/null
+			for size in 64 1500; do
+				for rate in $rates; do
+					sink_ms=3000
+					[ "$rate" = 0 ] || sink_ms=$((count * 1000 / rate + 3000))
+					for r in $(seq "$runs"); do
+						before=$(rx_settled "$xdp_dev")
+						out=$(sink 1 "$(gen_req "$nic" "$size" "$count" "$rate")")
+						echo "rate nic ${nic}xdp$act size $size offered $rate run $r seen $(($(rx_settled "$xdp_dev") - before)) $out"
+					done
+				done
+			done
+			sink_ms=3000
 			xdp_detach
 		done
 	done
