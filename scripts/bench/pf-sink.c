@@ -115,7 +115,8 @@ int main(int argc, char **argv)
 		snprintf(tmp, sizeof(tmp), "/run/pf/tmp.%s", id);
 		snprintf(req, sizeof(req), "/run/pf/req.%s", id);
 		f = fopen(tmp, "w");
-		if (!f || fprintf(f, "%s\n", argv[4]) < 0 || fclose(f) || rename(tmp, req))
+		/* The host agent takes a request once its last line is ".". */
+		if (!f || fprintf(f, "%s\n.\n", argv[4]) < 0 || fclose(f) || rename(tmp, req))
 			return perror("pf-sink: request"), 1;
 	}
 	while (received < expected) {
