@@ -40,6 +40,8 @@ flavours=${PAGEFILL_FLAVOURS:-fast debug debian intree}
 only_tests=${PAGEFILL_TESTS:-}
 jobs=${PAGEFILL_JOBS:-1}
 alone_jobs=${PAGEFILL_ALONE_JOBS:-2}
+background=${PAGEFILL_BACKGROUND-debug}
+background_nice=${PAGEFILL_BACKGROUND_NICE:-19}
 t_start=$SECONDS
 # Results and stage times go to files: the VM jobs run in worker
 # subshells. One line each: "RESULT NAME" and "SECONDS NAME".
@@ -155,7 +157,7 @@ declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="" [debian]="" [in
 # machine ($PF_CACHE/vm-test-times, the stage times of the VM tests): the
 # last to start are short, so both workers finish at about the same time.
 # A job not timed before goes first.
-mkdir -p "$work/jobs" "$work/alone"
+mkdir -p "$work/jobs" "$work/alone" "$work/background"
 times_file=$PF_CACHE/vm-test-times
 njobs=0
 declare -A last_time=()
@@ -171,7 +173,11 @@ vm_what() {
 add_job() { # add_job ALONE FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...
 	local alone=$1 dir=$work/jobs names=() a secs
 	shift
-	[ "$alone" = 1 ] && dir=$work/alone
+	if [ "$alone" = 1 ]; then
+		dir=$work/alone
+	elif [[ " $background " =~ " $1 " ]]; then
+		dir=$work/background
+	fi
 	for a in "${@:4}"; do [ "$a" = -- ] && break; names+=("$a"); done
 	secs=${last_time[$(vm_what "$1" "${names[@]}")]:-99999}
 	njobs=$((njobs + 1))
@@ -223,12 +229,18 @@ run_vm() {
 			count_ktap "$f: $name" "$out.part"
 		done
 		rm -f "$out.part"
+		# Each test's part of the boot, by the guest's clock.
+		tr -d '\r' <"$out" | awk -v m="$batch_marker time" -v f="$f" \
+			'index($0, m " ") == 1 && !seen[$6]++ {
+				printf "%d %s kernel:   %s, in that boot\n", $8 - $7 + 0.5, f, $6 }' \
+			>>"$work/$BASHPID.parts"
 	fi
 	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out"; then
 		record "$f: ${names[*]} (VM run failed, see log above)" fail
 	fi
 	rm -f "$out"
-	printf '%s %s\n' "$((SECONDS - t0))" "$what" >>"$stages_file"
+	locked sh -c 'printf "%s %s\n" "$1" "$2" >>"$3"; cat "$4" >>"$3" 2>/dev/null; rm -f "$4"' \
+		sh "$((SECONDS - t0))" "$what" "$stages_file" "$work/$BASHPID.parts"
 }
 
 # The VM runner's self-test, the first job: its six boots are short.
@@ -332,7 +344,11 @@ for f in $order; do
 			key="${vm_opts[*]}|$append"
 			[ -n "${shared_names[$key]+set}" ] || shared_keys+=("$key")
 			shared_names[$key]+=" $name"
-			shared_cmd[$key]+="echo '$batch_marker $name'; $guest_cmd || rc=1; "
+			# Each test's guest time is printed after it (under a
+			# header of its own): run_vm puts it in the stage table.
+			shared_cmd[$key]+="echo '$batch_marker $name'; read -r t0 _ </proc/uptime; "
+			shared_cmd[$key]+="$guest_cmd || rc=1; read -r t1 _ </proc/uptime; "
+			shared_cmd[$key]+="echo \"$batch_marker time $name \$t0 \$t1\"; "
 			shared_cmd[$key]+="ip netns del peer 2>/dev/null; rmmod pagefill 2>/dev/null; "
 			shared_cmd[$key]+="[ ! -w /sys/kernel/debug/kmemleak ] || echo clear >/sys/kernel/debug/kmemleak; "
 			continue
@@ -364,7 +380,24 @@ worker() { # worker QUEUE
 	done
 }
 
-stage "VM tests, $jobs at a time"
+# The background flavours' jobs (default the debug kernel's) run in a
+# worker of their own at the lowest CPU priority (nice 19), from the start
+# to the end, beside the other workers: a VM keeps on average only part of
+# the two cores busy (a debug kernel's about 1.5, a fast kernel's about
+# 0.6, the two upstream lists together ...; testbed.rst, "Time of each
+# stage"), and the background VM takes what the others leave, while theirs
+# run as if alone: a task of nice 0 that wakes takes its CPU back from one
+# of nice 19 at once. The debug kernel's tests wait on conditions, not
+# times, which a debug kernel under TCG needs anyway.
+bg_pid=
+if [ -n "$(ls "$work/background")" ]; then
+	(
+		renice -n "$background_nice" -p "$BASHPID" >/dev/null
+		worker "$work/background"
+	) &
+	bg_pid=$!
+fi
+stage "VM tests, $jobs at a time${bg_pid:+ (and $background beside them, nice $background_nice)}"
 pids=()
 for _ in $(seq "$jobs"); do
 	worker "$work/jobs" &
@@ -372,13 +405,17 @@ for _ in $(seq "$jobs"); do
 done
 wait "${pids[@]}"
 if [ -n "$(ls "$work/alone")" ]; then
-	stage "VM tests that run alone, $alone_jobs at a time"
+	stage "VM tests that run alone, $alone_jobs at a time${bg_pid:+ (and $background beside them, nice $background_nice)}"
 	pids=()
 	for _ in $(seq "$alone_jobs"); do
 		worker "$work/alone" &
 		pids+=($!)
 	done
 	wait "${pids[@]}"
+fi
+if [ -n "$bg_pid" ]; then
+	stage "VM tests of $background, the rest after the others"
+	wait "$bg_pid"
 fi
 
 stage ""
