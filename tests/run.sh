@@ -69,9 +69,21 @@ locked() { flock "$work/lock" "$@"; }
 
 # Counts the KTAP test points of a test's output, under a name prefix. A
 # failed VM run prints the console log after the command's output, so the
-# same lines can appear twice; each counts once.
+# same lines can appear twice; each counts once. Points missing from the
+# plan ("1..N": the test stopped, or its output was cut) count as one
+# failure. The output is read as text even if a byte of the console is not
+# (a NUL once made grep print "binary file matches" instead of the lines).
 count_ktap() { # count_ktap PREFIX FILE
-	local line name
+	local line name plan seen
+	plan=$(tr -d '\r\0' <"$2" | grep -a -E '^1\.\.[0-9]+$' | sort -u)
+	seen=$(tr -d '\r\0' <"$2" | grep -a -E '^(not )?ok [0-9]+ ' |
+		awk '{ n = $1 == "not" ? $3 : $2 } !seen[n]++' | wc -l)
+	case "$plan" in
+	"") record "$1: no KTAP plan in the output (the test did not start or did not finish)" fail ;;
+	*[!0-9.]*) ;; # more than one test's plan: the points cannot be matched to one
+	*) [ "$seen" -ge "${plan#1..}" ] ||
+		record "$1: ${plan#1..} test points planned, $seen reported" fail ;;
+	esac
 	while IFS= read -r line; do
 		case "$line" in
 		"not ok "*)
@@ -84,7 +96,7 @@ count_ktap() { # count_ktap PREFIX FILE
 			name=${line#ok }; name=${name#* }
 			record "$1: $name" pass ;;
 		esac
-	done < <(tr -d '\r' <"$2" | grep -E '^(not )?ok [0-9]+ ' | awk '!seen[$0]++')
+	done < <(tr -d '\r\0' <"$2" | grep -a -E '^(not )?ok [0-9]+ ' | awk '!seen[$0]++')
 }
 
 stage "setup: toolchain root"
@@ -208,7 +220,7 @@ run_vm() {
 	# ran: that test alone, for that abort alone, runs once more, and the
 	# log says so. Any other failure, and a second abort, count.
 	if [ "$rc" != 0 ] && [ "${names[*]}" = surprise ] &&
-		grep -qF "error_setv: Assertion" "$out"; then
+		grep -aqF "error_setv: Assertion" "$out"; then
 		pf_log "$what: QEMU aborted in its vfio-user client after the device model was killed (QEMU's bug, not the test's): once more"
 		echo "$what" >>"$work/qemu-aborts"
 		"$top/scripts/vm-run.sh" --kernel "$f" --append "$append" "$@" \
@@ -235,7 +247,7 @@ run_vm() {
 				printf "%d %s kernel:   %s, in that boot\n", $8 - $7 + 0.5, f, $6 }' \
 			>>"$work/$BASHPID.parts"
 	fi
-	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out"; then
+	if [ "$rc" != 0 ] && ! grep -aq '^not ok ' "$out"; then
 		record "$f: ${names[*]} (VM run failed, see log above)" fail
 	fi
 	rm -f "$out"
@@ -432,13 +444,13 @@ echo "time of each stage (s; a VM test's time is its own, side by side with othe
 while read -r secs name; do
 	printf '%6d  %s\n' "$secs" "$name"
 done <"$stages_file"
-passed=$((host_passed + $(grep -c '^pass ' "$results_file")))
-failed=$((host_failed + $(grep -c '^fail ' "$results_file")))
-skipped=$((host_skipped + $(grep -c '^skip ' "$results_file")))
+passed=$((host_passed + $(grep -ac '^pass ' "$results_file")))
+failed=$((host_failed + $(grep -ac '^fail ' "$results_file")))
+skipped=$((host_skipped + $(grep -ac '^skip ' "$results_file")))
 if [ "$failed" -gt 0 ]; then
 	echo
 	echo "failed:"
-	grep '^fail ' "$results_file"
+	grep -a '^fail ' "$results_file"
 	[ -z "${results_host:-}" ] || echo "$results_host"
 fi
 if [ -s "$work/qemu-aborts" ]; then

@@ -12,7 +12,8 @@
 pf_here=$(dirname "$0")
 ktap_n=0
 ktap_fail=0
-ktap_plan() { echo "TAP version 13"; echo "1..$1"; }
+ktap_planned=0
+ktap_plan() { ktap_planned=$1; echo "TAP version 13"; echo "1..$1"; }
 # With PF_KTAP_TIMES set (scripts/vm-run.sh passes it on), each point is
 # followed by a comment with the seconds since the point before it: where a
 # test's time goes.
@@ -37,7 +38,12 @@ ktap_check() {
 	shift
 	if "$@"; then ktap_ok "$name"; else ktap_not_ok "$name"; fi
 }
-ktap_finish() { [ "$ktap_fail" -eq 0 ]; }
+# ktap_finish: the test's status: every planned point run, none failed.
+ktap_finish() {
+	[ "$ktap_n" -eq "$ktap_planned" ] ||
+		echo "# $ktap_n test points run, $ktap_planned planned"
+	[ "$ktap_fail" -eq 0 ] && [ "$ktap_n" -eq "$ktap_planned" ]
+}
 
 # eventually_tries TRIES PAUSE CMD...: CMD succeeds within TRIES tries,
 # PAUSE seconds apart.

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 drv=/sys/bus/pci/drivers/pagefill
-ktap_plan 7
+ktap_plan 8
 pf_load "$ko"
 
 # The interface of a PCI device, from sysfs.
