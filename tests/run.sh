@@ -19,13 +19,18 @@
 # "rx groups-churn upstream"; default: all of them, and the VM runner's
 # self-test).
 # PAGEFILL_JOBS is how many VMs run side by side (default 1: on the
-# project's 2-core machines one VM under TCG, with its device model, keeps
-# both cores busy; two side by side took twice as long each). A test that
+# project's 2-core machines two VMs under TCG at equal priority took twice
+# as long each). PAGEFILL_BACKGROUND names the flavours whose VM tests run
+# in a worker of their own beside the others, from start to end, at nice
+# PAGEFILL_BACKGROUND_NICE (default: debug, at 19; empty: none): they take
+# the CPU the others leave idle (testbed.rst, "The VM runner"). A test that
 # must not run beside the others (vm_alone=1 in its .test file: the upstream
 # lists, with short timing windows) runs after them, PAGEFILL_ALONE_JOBS at
 # a time (default 2: the two lists mostly wait, on socat's timeouts and
 # so_txtime's delays, so side by side they both pass and end 270 s sooner;
-# testbed.rst, "Time of each stage").
+# testbed.rst, "Time of each stage"), the background beside them. A test
+# that needs the CPUs to itself (vm_alone=2: upstream-solo, a traffic rate
+# and a tracer's deadline) runs first, one at a time, with nothing beside it.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
@@ -164,12 +169,13 @@ declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="" [debian]="" [in
 
 # The VM jobs: each a file in $work/jobs, numbered in the order they start
 # (the longest first: the debug kernel's, then the fast kernel's), holding
-# the variables of one run_vm call; vm_alone jobs in $work/alone.
+# the variables of one run_vm call; vm_alone jobs in $work/alone (1) and
+# $work/solo (2), the background flavours' in $work/background.
 # The queue starts with the jobs that took longest in the last run on this
 # machine ($PF_CACHE/vm-test-times, the stage times of the VM tests): the
 # last to start are short, so both workers finish at about the same time.
 # A job not timed before goes first.
-mkdir -p "$work/jobs" "$work/alone" "$work/background"
+mkdir -p "$work/jobs" "$work/alone" "$work/solo" "$work/background"
 times_file=$PF_CACHE/vm-test-times
 njobs=0
 declare -A last_time=()
@@ -187,6 +193,8 @@ add_job() { # add_job ALONE FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...
 	shift
 	if [ "$alone" = 1 ]; then
 		dir=$work/alone
+	elif [ "$alone" = 2 ]; then
+		dir=$work/solo
 	elif [[ " $background " =~ " $1 " ]]; then
 		dir=$work/background
 	fi
@@ -395,12 +403,17 @@ worker() { # worker QUEUE
 # The background flavours' jobs (default the debug kernel's) run in a
 # worker of their own at the lowest CPU priority (nice 19), from the start
 # to the end, beside the other workers: a VM keeps on average only part of
-# the two cores busy (a debug kernel's about 1.5, a fast kernel's about
-# 0.6, the two upstream lists together ...; testbed.rst, "Time of each
-# stage"), and the background VM takes what the others leave, while theirs
-# run as if alone: a task of nice 0 that wakes takes its CPU back from one
-# of nice 19 at once. The debug kernel's tests wait on conditions, not
+# the two cores busy (a debug kernel's about 1.2, a fast kernel's about
+# 0.9, the two upstream lists together 0.8; testbed.rst, "Time of each
+# stage"), and the background VM takes what the others leave: a task of
+# nice 0 that wakes takes its CPU back from one of nice 19 at once. The
+# others still slow down by about a quarter (caches, memory), and the run
+# ends 500 s sooner. The debug kernel's tests wait on conditions, not
 # times, which a debug kernel under TCG needs anyway.
+if [ -n "$(ls "$work/solo")" ]; then
+	stage "VM tests with nothing beside them"
+	worker "$work/solo"
+fi
 bg_pid=
 if [ -n "$(ls "$work/background")" ]; then
 	(
