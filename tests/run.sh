@@ -79,9 +79,10 @@ locked() { flock "$work/lock" "$@"; }
 # failure. The output is read as text even if a byte of the console is not
 # (a NUL once made grep print "binary file matches" instead of the lines).
 count_ktap() { # count_ktap PREFIX FILE
-	local line name plan seen
-	plan=$(tr -d '\r\0' <"$2" | grep -a -E '^1\.\.[0-9]+$' | sort -u)
-	seen=$(tr -d '\r\0' <"$2" | grep -a -E '^(not )?ok [0-9]+ ' |
+	local line name plan seen points
+	points=$(tr -d '\r\0' <"$2" | grep -a -E '^(not )?ok [0-9]+ |^1\.\.[0-9]+$')
+	plan=$(grep -E '^1\.' <<<"$points" | sort -u)
+	seen=$(grep -E 'ok [0-9]+ ' <<<"$points" |
 		awk '{ n = $1 == "not" ? $3 : $2 } !seen[n]++' | wc -l)
 	case "$plan" in
 	"") record "$1: no KTAP plan in the output (the test did not start or did not finish)" fail ;;
@@ -101,7 +102,7 @@ count_ktap() { # count_ktap PREFIX FILE
 			name=${line#ok }; name=${name#* }
 			record "$1: $name" pass ;;
 		esac
-	done < <(tr -d '\r\0' <"$2" | grep -a -E '^(not )?ok [0-9]+ ' | awk '!seen[$0]++')
+	done < <(grep -E 'ok [0-9]+ ' <<<"$points" | awk '!seen[$0]++')
 }
 
 stage "setup: toolchain root"
@@ -210,7 +211,7 @@ add_job() { # add_job ALONE FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...
 # "# pagefill VM test NAME", and each test's lines count under its name.
 batch_marker="# pagefill VM test"
 run_vm() {
-	local f=$1 append=$2 guest_cmd=$3 names=() out rc name t0=$SECONDS what
+	local f=$1 append=$2 guest_cmd=$3 names=() out rc name t0=$SECONDS what parts=""
 	shift 3
 	while [ "$1" != -- ]; do names+=("$1"); shift; done
 	shift
@@ -250,17 +251,17 @@ run_vm() {
 		done
 		rm -f "$out.part"
 		# Each test's part of the boot, by the guest's clock.
-		tr -d '\r' <"$out" | awk -v m="$batch_marker time" -v f="$f" \
+		parts=$(tr -d '\r' <"$out" | awk -v m="$batch_marker time" -v f="$f" \
 			'index($0, m " ") == 1 && !seen[$6]++ {
-				printf "%d %s kernel:   %s, in that boot\n", $8 - $7 + 0.5, f, $6 }' \
-			>>"$work/$BASHPID.parts"
+				printf "%d %s kernel:   %s, in that boot\n", $8 - $7 + 0.5, f, $6 }')
 	fi
 	if [ "$rc" != 0 ] && ! grep -aq '^not ok ' "$out"; then
 		record "$f: ${names[*]} (VM run failed, see log above)" fail
 	fi
 	rm -f "$out"
-	locked sh -c 'printf "%s %s\n" "$1" "$2" >>"$3"; cat "$4" >>"$3" 2>/dev/null; rm -f "$4"' \
-		sh "$((SECONDS - t0))" "$what" "$stages_file" "$work/$BASHPID.parts"
+	# The job's line and its tests' lines together.
+	locked sh -c 'printf "%s %s\n" "$1" "$2" >>"$3"; [ -z "$4" ] || printf "%s\n" "$4" >>"$3"' \
+		sh "$((SECONDS - t0))" "$what" "$stages_file" "$parts"
 }
 
 # The VM runner's self-test, the first job: its six boots are short.
@@ -400,8 +401,14 @@ worker() { # worker QUEUE
 	done
 }
 
+# The tests that need the CPUs to themselves (vm_alone=2) first.
+if [ -n "$(ls "$work/solo")" ]; then
+	stage "VM tests with nothing beside them"
+	worker "$work/solo"
+fi
+
 # The background flavours' jobs (default the debug kernel's) run in a
-# worker of their own at the lowest CPU priority (nice 19), from the start
+# worker of their own at the lowest CPU priority (nice 19), from here
 # to the end, beside the other workers: a VM keeps on average only part of
 # the two cores busy (a debug kernel's about 1.2, a fast kernel's about
 # 0.9, the two upstream lists together 0.8; testbed.rst, "Time of each
@@ -410,19 +417,16 @@ worker() { # worker QUEUE
 # others still slow down by about a quarter (caches, memory), and the run
 # ends 500 s sooner. The debug kernel's tests wait on conditions, not
 # times, which a debug kernel under TCG needs anyway.
-if [ -n "$(ls "$work/solo")" ]; then
-	stage "VM tests with nothing beside them"
-	worker "$work/solo"
-fi
-bg_pid=
+bg_pid= beside=
 if [ -n "$(ls "$work/background")" ]; then
 	(
 		renice -n "$background_nice" -p "$BASHPID" >/dev/null
 		worker "$work/background"
 	) &
 	bg_pid=$!
+	beside=" (and $background beside them, nice $background_nice)"
 fi
-stage "VM tests, $jobs at a time${bg_pid:+ (and $background beside them, nice $background_nice)}"
+stage "VM tests, $jobs at a time$beside"
 pids=()
 for _ in $(seq "$jobs"); do
 	worker "$work/jobs" &
@@ -430,7 +434,7 @@ for _ in $(seq "$jobs"); do
 done
 wait "${pids[@]}"
 if [ -n "$(ls "$work/alone")" ]; then
-	stage "VM tests that run alone, $alone_jobs at a time${bg_pid:+ (and $background beside them, nice $background_nice)}"
+	stage "VM tests that run alone, $alone_jobs at a time$beside"
 	pids=()
 	for _ in $(seq "$alone_jobs"); do
 		worker "$work/alone" &
