@@ -175,7 +175,10 @@ declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="" [debian]="" [in
 # The queue starts with the jobs that took longest in the last run on this
 # machine ($PF_CACHE/vm-test-times, the stage times of the VM tests): the
 # last to start are short, so both workers finish at about the same time.
-# A job not timed before goes first.
+# A job not timed before goes first, one boot of several tests before one
+# of a single test (on a fresh machine every job: a shared boot of the debug
+# kernel takes five to ten minutes, and started last it ran alone at the
+# end of the run).
 mkdir -p "$work/jobs" "$work/alone" "$work/solo" "$work/background"
 times_file=$PF_CACHE/vm-test-times
 njobs=0
@@ -200,7 +203,7 @@ add_job() { # add_job ALONE FLAVOUR APPEND GUEST_CMD NAME... -- VM_OPTS...
 		dir=$work/background
 	fi
 	for a in "${@:4}"; do [ "$a" = -- ] && break; names+=("$a"); done
-	secs=${last_time[$(vm_what "$1" "${names[@]}")]:-99999}
+	secs=${last_time[$(vm_what "$1" "${names[@]}")]:-$((90000 + 100 * ${#names[@]}))}
 	njobs=$((njobs + 1))
 	printf '%q ' run_vm "$@" >"$dir/$(printf '%05d-%03d' "$((99999 - secs))" "$njobs")"
 }
