@@ -548,16 +548,26 @@ impl<T: Operations> OpsTable<T> {
 
     /// # Safety
     ///
-    /// `dev` as for [`Self::open`]; `stats` must be valid and writable.
+    /// `dev` as for [`Self::open`]; `stats` must be valid for reads and
+    /// writes, and need not be aligned.
     unsafe extern "C" fn get_stats64(
         dev: *mut kernel::bindings::net_device,
         stats: *mut ffi::rtnl_link_stats64,
     ) {
-        // INVARIANT: the stack passes a valid, writable structure for the
-        // duration of the call.
-        // SAFETY: as above; `dev` is registered for `T`.
-        let (dev, stats) = unsafe { (Device::<T>::from_raw(dev), &mut *stats) };
-        T::get_stats64(dev, &mut Stats64(stats));
+        // SAFETY: the stack calls `ndo_get_stats64` with a registered device.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        // `stats` may be only 4-byte aligned: `rtnl_fill_stats()` passes the
+        // data of a netlink attribute, which `nla_reserve_64bit()` pads to 8
+        // bytes only where unaligned access is slow (not on x86). No
+        // reference to it, then: the driver fills an aligned copy.
+        // SAFETY: the stack passes a structure valid for reads (zeroed by
+        // `dev_get_stats()`); `read_unaligned` needs no alignment.
+        let mut aligned = unsafe { stats.read_unaligned() };
+        // INVARIANT: `aligned` is valid and writable while it is borrowed.
+        T::get_stats64(dev, &mut Stats64(&mut aligned));
+        // SAFETY: the structure is valid for writes for the duration of the
+        // call; `write_unaligned` needs no alignment.
+        unsafe { stats.write_unaligned(aligned) };
     }
 
     /// # Safety
