@@ -156,7 +156,10 @@ serve_request() {
 	ctl) "$sim" ctl "$run/nic$nic.ctl" $rest ;;
 	# @OUT@ in a generator's options is the pfout share (the guest's
 	# /run/pf): a file the guest makes there can stop it (--weighted-until).
-	gen) "$sim" gen --fabric "$run/fabric" $nic ${rest//@OUT@/$run/out} ;;
+	# Its give-up does not count the time this VM waited for a CPU (a
+	# background VM at nice 19 beside busy ones can get none for a minute).
+	gen) "$sim" gen --fabric "$run/fabric" $nic ${rest//@OUT@/$run/out} \
+		--receiver-pids "$(receiver_pids)" ;;
 	vgen) python3 "$PF_TOP/scripts/bench/vnet-gen.py" "$run/vnet.sock" $nic $rest ;;
 	lat) python3 "$PF_TOP/scripts/bench/lat.py" "$run" $nic $rest ;;
 	# The device model of NIC nic dies (a surprise removal), after rest
@@ -172,6 +175,13 @@ serve_request() {
 	echo $? >"$run/out/done.$id.tmp"
 	mv "$run/out/resp.$id.tmp" "$run/out/resp.$id"
 	mv "$run/out/done.$id.tmp" "$run/out/done.$id"
+}
+# The host processes of this VM: QEMU (once it has written its pid) and the
+# device models.
+receiver_pids() {
+	local qemu
+	qemu=$(cat "$run/qemu.pid" 2>/dev/null) || true
+	(IFS=,; echo "${qemu:+$qemu,}${sims[*]}")
 }
 host_agent() {
 	local req id
@@ -235,7 +245,7 @@ timeout --kill-after=10 "$timeout" "$PF_TOP/scripts/in-root.sh" qemu-system-x86_
 	-fsdev "local,id=pfcache,path=$PF_CACHE,security_model=none,readonly=on" \
 	-device virtio-9p-pci,fsdev=pfcache,mount_tag=pfcache \
 	"${viommu_args[@]}" "${devices[@]}" "${qemu_args[@]}" \
-	-nographic -serial stdio -monitor none -no-reboot \
+	-nographic -serial stdio -monitor none -no-reboot -pidfile "$run/qemu.pid" \
 	>"$run/console.log" 2>&1 </dev/null
 qemu_rc=$?
 set -e

@@ -71,14 +71,12 @@ sysctl -qw net.core.rmem_max=8388608
 # run SIZE COUNT: COUNT frames per stream from nodes 2-31 to groups 0, 7
 # and 300; the sink checks every stream.
 run() {
-	rm -f /tmp/udp_sink.ready
-	python3 -S "$here/udp_sink.py" 9000 $((90 * $2)) 120 >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
+	pf_sink 9000 $((90 * $2)) 120
 	$host gen --nodes 2-31 --groups 0,7,300 --size "$1" --count "$2" --give-up-ms 20000 \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 \
 		--eot-every 50 >/tmp/gen.out
-	wait "$sink"
+	pf_sent
+	wait "$pf_sink"
 	rc=$?
 	echo "# size $1: $(cat /tmp/sink.out); generator: $(cat /tmp/gen.out)"
 	return $rc

@@ -89,14 +89,12 @@ received() { sed -n 's/^received \([0-9]*\) .*/\1/p' /tmp/sink.out; }
 # send_paced COUNT RATE: pf_send_streams COUNT (exact: every stream complete
 # and in order), the generator paced to RATE frames/s over the 31 streams.
 send_paced() {
-	rm -f /tmp/udp_sink.ready
-	python3 -S "$here/udp_sink.py" 9000 $((31 * $1)) 60 >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
+	pf_sink 9000 $((31 * $1)) 60
 	$host gen --nodes 1-31 --groups 0 --size 64 --count "$1" --rate "$2" --give-up-ms 20000 \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out
 	gen_rc=$?
-	wait "$sink"
+	pf_sent
+	wait "$pf_sink"
 	paced_sink_rc=$?
 	[ "$gen_rc" -eq 0 ] || echo "# generator: $(cat /tmp/gen.out)"
 	[ "$gen_rc" -eq 0 ] && [ "$paced_sink_rc" -eq 0 ]

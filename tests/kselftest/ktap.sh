@@ -104,21 +104,33 @@ pf_qsums() {
 			for (i = 1; i <= k; i++) printf "%s_%s=%.0f\n", pre, w[i], s[w[i]] }'
 }
 
+# pf_sink PORT EXPECTED TIMEOUT [IDLE]: udp_sink.py in the background, ready
+# for frames; its pid is $pf_sink, its summary goes to /tmp/sink.out. Its
+# waits (TIMEOUT, IDLE, PF_SINK_QUIET) start at pf_sent, once the generator
+# is done, not now: a guest held off the CPU for a minute (a background VM
+# on a busy host) gets its frames that much later, and its clock runs on.
+pf_sink() {
+	rm -f /tmp/udp_sink.ready /tmp/gen.sent
+	PF_SINK_SENT=/tmp/gen.sent python3 -S "$pf_here/udp_sink.py" "$@" >/tmp/sink.out 2>&1 &
+	pf_sink=$!
+	eventually test -f /tmp/udp_sink.ready
+}
+# pf_sent: the generator is done; pf_sink's waits start.
+pf_sent() { : >/tmp/gen.sent; }
+
 # pf_send_streams COUNT [IDLE]: COUNT frames of 64 bytes from each of
 # nodes 1-31 to group 0 of the NIC with MAC $mac at 192.0.2.1, into a UDP
 # sink on port 9000 (exact, or with IDLE for lossy traffic); the sink's
-# summary is in /tmp/sink.out. The sink waits PF_SINK_TIMEOUT s (60); a
-# stream paused PF_GIVE_UP_MS (20000) fails the run instead of hanging it.
+# summary is in /tmp/sink.out. The sink waits PF_SINK_TIMEOUT s (60) after
+# the generator is done; a stream paused PF_GIVE_UP_MS (20000, not counting
+# time the VM waited for a host CPU) fails the run instead of hanging it.
 pf_send_streams() {
-	rm -f /tmp/udp_sink.ready
-	python3 -S "$pf_here/udp_sink.py" 9000 $((31 * $1)) "${PF_SINK_TIMEOUT:-60}" ${2:-} \
-		>/tmp/sink.out 2>&1 &
-	pf_sink=$!
-	eventually test -f /tmp/udp_sink.ready
+	pf_sink 9000 $((31 * $1)) "${PF_SINK_TIMEOUT:-60}" ${2:-}
 	pf_host gen --nodes 1-31 --groups 0 --size 64 --count "$1" \
 		--give-up-ms "${PF_GIVE_UP_MS:-20000}" \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out
 	pf_gen_rc=$?
+	pf_sent
 	wait "$pf_sink"
 	pf_sink_rc=$?
 	[ "$pf_gen_rc" -eq 0 ] || echo "# generator: $(cat /tmp/gen.out)"

@@ -63,14 +63,12 @@ echo 1 >"$tr/events/napi/napi_poll/enable"
 burst() {
 	n=$(($(echo "$1" | awk -F- '{ print ($2 ? $2 - $1 + 1 : 1) }') * $2))
 	echo >"$tr/trace"
-	rm -f /tmp/udp_sink.ready
-	python3 -S "$here/udp_sink.py" 9000 "$n" 120 >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
+	pf_sink 9000 "$n" 120
 	echo 1 >"$tr/tracing_on"
 	$host gen --nodes "$1" --groups 0 --size 64 --count "$2" --give-up-ms 20000 \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out
-	wait "$sink"
+	pf_sent
+	wait "$pf_sink"
 	rc=$?
 	echo 0 >"$tr/tracing_on"
 	cat "$tr/trace" >/tmp/trace

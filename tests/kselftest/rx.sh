@@ -56,14 +56,12 @@ ktap_check "ethtool -S: three groups joined" [ "$(es groups_joined)" -eq 3 ]
 run() {
 	groups=${3:-0,7,300}
 	total=$((31 * $(echo "$groups" | tr ',' '\n' | wc -l) * $2))
-	rm -f /tmp/udp_sink.ready
-	python3 -S "$here/udp_sink.py" 9000 "$total" 120 >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
+	pf_sink 9000 "$total" 120
 	$host gen --nodes 1-31 --groups "$groups" --size "$1" --count "$2" \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 \
 		--eot-every 50 >/tmp/gen.out
-	wait "$sink"
+	pf_sent
+	wait "$pf_sink"
 	rc=$?
 	echo "# size $1: $(cat /tmp/sink.out); generator: $(cat /tmp/gen.out)"
 	return $rc

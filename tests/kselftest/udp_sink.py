@@ -17,7 +17,10 @@ PF_SINK_RCVBUF=BYTES sets the socket's receive buffer (default 8 MiB; the
 kernel caps it at net.core.rmem_max): a sink slower than the traffic can
 then hold a whole run and read it after. PF_SINK_QUIET=S ends the wait
 for the frames expected once S seconds pass without one (they are missing:
-exit 1), rather than at TIMEOUT.
+exit 1), rather than at TIMEOUT. PF_SINK_SENT=FILE starts TIMEOUT, IDLE
+and PF_SINK_QUIET when FILE exists, which the test makes once the
+generator is done; until then the sink waits as long as the generator
+runs. At the end of a wait, what the socket holds is still read.
 """
 import os
 import socket
@@ -56,19 +59,34 @@ def segments():
     return [data[i:i + size] for i in range(0, len(data), size)] if size > 0 else [data]
 
 
-deadline = time.monotonic() + timeout
+# With PF_SINK_SENT, the waits start once the generator is done: a guest held
+# off the CPU for a minute (a background VM on a busy host) gets its frames
+# that much later, however long its own clock says it waited.
+sent = os.environ.get("PF_SINK_SENT")
+deadline = None if sent else time.monotonic() + timeout
+sent_checked = 0.0
 while received < expected:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        break
-    if idle is not None:
-        left = min(left, idle)
-    if quiet is not None:
-        left = min(left, quiet)
+    now = time.monotonic()
+    if deadline is None and now - sent_checked >= 0.5:
+        sent_checked = now
+        if os.path.exists(sent):
+            deadline = now + timeout
+    if deadline is None:
+        left = 0.5
+    else:
+        # Past the deadline, what is queued already is still read: the
+        # sink itself may have waited for the CPU, not for the frames.
+        left = max(deadline - now, 0.01)
+        if idle is not None:
+            left = min(left, idle)
+        if quiet is not None:
+            left = min(left, quiet)
     s.settimeout(left)
     try:
         datagrams = segments()
     except socket.timeout:
+        if deadline is None:
+            continue
         break
     for data in datagrams:
         if len(data) < 16 or data[:4] != b"PFGN":

@@ -106,15 +106,13 @@ deltas="$counters dev devtx unjoined peer_xmit peer_xmit_errors peer_devtx"
 run() {
 	attach "$1" || return 1
 	snapshot a
-	rm -f /tmp/udp_sink.ready
-	python3 -S "$here/udp_sink.py" 9000 "$frames" 120 >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
+	pf_sink 9000 "$frames" 120
 	for port in ${2:-9001}; do
 		send "$port" "$frames" "${3:-0}" || break
 	done
 	send 9000 "$frames"
-	wait "$sink"
+	pf_sent
+	wait "$pf_sink"
 	rc=$?
 	eventually settled
 	snapshot b
@@ -227,10 +225,7 @@ ktap_check "a program that claims 192 bytes of headroom and 256 of tailroom has 
 # least once); every frame must arrive, in order.
 churn() {
 	churn_n=$((30 * (frames / 4)))
-	rm -f /tmp/udp_sink.ready
-	python3 -S "$here/udp_sink.py" 9000 "$churn_n" 120 >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
+	pf_sink 9000 "$churn_n" 60
 	$host gen --nodes 2-31 --groups 0 --size 64 --count $((frames / 4)) \
 		--rate $((churn_n / 30)) --give-up-ms 20000 --dst-mac "$mac" --dst-ip 192.0.2.1 \
 		--src-ip 198.51.100.0 --dport 9000 >/tmp/gen.out &
@@ -246,7 +241,8 @@ churn() {
 		i=$((i + 1))
 	done
 	wait "$gen"
-	wait "$sink"
+	pf_sent
+	wait "$pf_sink"
 	rc=$?
 	echo "# $i program changes under traffic; sink: $(cat /tmp/sink.out);" \
 		"generator: $(cat /tmp/gen.out)"
@@ -259,13 +255,11 @@ ktap_check "programs replaced and detached under traffic: no frame lost" churn
 jumbo() {
 	attach xdp_pass && ip link set dev "$dev" mtu 9000 || return 1
 	before=$(pf_qsum "$dev" rx_xdp_pass)
-	rm -f /tmp/udp_sink.ready
-	python3 -S "$here/udp_sink.py" 9000 200 120 >/tmp/sink.out 2>&1 &
-	sink=$!
-	eventually test -f /tmp/udp_sink.ready
+	pf_sink 9000 200 120
 	$host gen --nodes 2 --groups 0 --size 9014 --count 200 --give-up-ms 20000 \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 --dport 9000 >/tmp/gen.out
-	wait "$sink"
+	pf_sent
+	wait "$pf_sink"
 	rc=$?
 	eventually eval '[ "$(pf_qsum "$dev" rx_xdp_pass)" -ge $((before + 200)) ]'
 	passed=$(($(pf_qsum "$dev" rx_xdp_pass) - before))

@@ -21,6 +21,7 @@ use pagefill_abi as abi;
 
 use crate::csum;
 use crate::fabric::{self, UnixFabric};
+use crate::held_off::HeldOff;
 use crate::nic::FabricPort;
 
 /// First four payload bytes of a generated frame: "PFGN".
@@ -49,8 +50,13 @@ pub struct GenConfig {
     pub dst_ip: Ipv4Addr,
     pub dport: u16,
     /// Stop when every stream left has been paused this long (a receiver
-    /// that never answers); None: wait for ever.
+    /// that never answers); None: wait for ever. Time the receiver spent
+    /// held off the CPU (see [`GenConfig::receiver_pids`]) does not count.
     pub give_up: Option<Duration>,
+    /// The host processes that make up the receiver (a guest's QEMU, its
+    /// device models): while their threads wait for a CPU, the receiver
+    /// cannot answer, and [`GenConfig::give_up`]'s clock stands still.
+    pub receiver_pids: Vec<u32>,
     /// Groups whose streams send more: (group, weight), a stream of the
     /// group sending `weight` frames for each one of a stream of any other
     /// group (and `count` times `weight` in all, so every stream sends to
@@ -105,6 +111,9 @@ pub struct GenReport {
     pub elapsed: Duration,
     /// Stopped by [`GenConfig::give_up`] with frames unsent.
     pub gave_up: bool,
+    /// With `gave_up`: how long of the last pause the receiver was held
+    /// off the CPU.
+    pub held_off: Duration,
 }
 
 fn ipv4_checksum(h: &[u8]) -> u16 {
@@ -242,6 +251,10 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
     // ones' once they have a count.
     let mut total: u64 = counts.iter().filter(|&&c| c != u64::MAX).sum();
     let mut paused_since: Option<Instant> = None;
+    let mut held_off = HeldOff::new(cfg.receiver_pids.clone());
+    // When the give-up's clock was last read past its limit (reading the
+    // receiver's threads' delays costs a walk through /proc).
+    let mut held_off_read: Option<Instant> = None;
     while !until_seen || report.frames < total {
         if !until_seen && until_checked.elapsed() >= Duration::from_millis(10) {
             until_checked = Instant::now();
@@ -282,11 +295,24 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
             sent_any = true;
         }
         if !sent_any {
-            let since = *paused_since.get_or_insert_with(Instant::now);
-            if cfg.give_up.is_some_and(|g| since.elapsed() >= g) {
-                report.paused_time += since.elapsed();
-                report.gave_up = true;
-                break;
+            let since = *paused_since.get_or_insert_with(|| {
+                held_off.start();
+                held_off_read = None;
+                Instant::now()
+            });
+            // Paused for the give-up's time in wall time; then at most
+            // every 100 ms, whether the receiver had the CPU for as long.
+            if let Some(g) = cfg.give_up.filter(|&g| since.elapsed() >= g) {
+                if held_off_read.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
+                    held_off_read = Some(Instant::now());
+                    let held = held_off.since_start();
+                    if since.elapsed().saturating_sub(held) >= g {
+                        report.paused_time += since.elapsed();
+                        report.held_off = held;
+                        report.gave_up = true;
+                        break;
+                    }
+                }
             }
             std::thread::sleep(Duration::from_micros(200));
             continue;
@@ -332,6 +358,7 @@ mod tests {
             rate: 0,
             eot_every: 0,
             give_up: None,
+            receiver_pids: Vec::new(),
             group_weight: Vec::new(),
             group_dport: Vec::new(),
             weighted_until: None,

@@ -24,6 +24,7 @@ pub mod dma;
 pub mod fabric;
 pub mod faults;
 pub mod generator;
+pub mod held_off;
 pub mod nic;
 pub mod rss;
 pub mod rx;

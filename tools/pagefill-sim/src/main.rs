@@ -9,13 +9,15 @@
 //!     send a control command (stats, link up|down, fault MODE [EVERY],
 //!     fault off, stall MS, dead) to a NIC's control socket
 //! pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size BYTES
-//!     --count N [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP
-//!     [--src-ip IP] [--dport PORT] [--group-weight G=N,...] [--group-dport G=PORT,...]
-//!     [--weighted-until FILE] [--fill 1]
+//!     --count N [--rate FPS] [--eot-every N] [--give-up-ms MS [--receiver-pids PID,...]]
+//!     --dst-mac MAC --dst-ip IP [--src-ip IP] [--dport PORT] [--group-weight G=N,...]
+//!     [--group-dport G=PORT,...] [--weighted-until FILE] [--fill 1]
 //!     play virtual remote nodes sending numbered UDP streams (the weighted
 //!     groups' streams until FILE exists, with --weighted-until; with
 //!     --fill 1, a payload pattern and a real UDP checksum, so a receiver
-//!     can verify every byte)
+//!     can verify every byte; the give-up's clock stands still while the
+//!     threads of --receiver-pids, a guest's QEMU and device models, wait
+//!     for a CPU)
 //! ```
 
 use std::net::Ipv4Addr;
@@ -37,7 +39,8 @@ fn usage() -> ExitCode {
         "usage: pagefill-sim serve --socket PATH --fabric DIR --node N [--control PATH]\n\
          \x20      pagefill-sim ctl PATH COMMAND...\n\
          \x20      pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size N --count N\n\
-         \x20                       [--rate FPS] [--eot-every N] [--give-up-ms MS] --dst-mac MAC --dst-ip IP\n\
+         \x20                       [--rate FPS] [--eot-every N] [--give-up-ms MS [--receiver-pids PID,...]]\n\
+         \x20                       --dst-mac MAC --dst-ip IP\n\
          \x20                       [--src-ip IP] [--dport PORT] [--group-weight G=N,...]\n\
          \x20                       [--group-dport G=PORT,...] [--weighted-until FILE] [--fill 1]"
     );
@@ -223,6 +226,14 @@ fn gen(args: &[String]) -> ExitCode {
                 Some(ms) => Some(Duration::from_millis(ms.parse().ok()?)),
                 None => None,
             },
+            receiver_pids: match get("receiver-pids") {
+                Some(list) => list
+                    .split(',')
+                    .filter(|p| !p.is_empty())
+                    .map(|p| p.parse().ok())
+                    .collect::<Option<Vec<u32>>>()?,
+                None => Vec::new(),
+            },
             group_weight: per_group(get("group-weight"))?,
             group_dport: per_group(get("group-dport"))?,
             weighted_until: get("weighted-until").map(PathBuf::from),
@@ -243,9 +254,13 @@ fn gen(args: &[String]) -> ExitCode {
                 r.paused_time.as_micros(),
                 r.elapsed.as_micros(),
                 if r.gave_up {
-                    " gave_up (streams paused too long)"
+                    format!(
+                        " gave_up (streams paused too long; the receiver was held off the CPU \
+                         {} ms of the last pause)",
+                        r.held_off.as_millis()
+                    )
                 } else {
-                    ""
+                    String::new()
                 }
             );
             if r.gave_up {

@@ -96,6 +96,7 @@ fn generator_streams_arrive_complete_and_in_order_through_starvation() {
         rate: 0,
         eot_every: 37,
         give_up: None,
+        receiver_pids: Vec::new(),
         group_weight: Vec::new(),
         group_dport: Vec::new(),
         weighted_until: None,
