@@ -252,8 +252,9 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
     let mut total: u64 = counts.iter().filter(|&&c| c != u64::MAX).sum();
     let mut paused_since: Option<Instant> = None;
     let mut held_off = HeldOff::new(cfg.receiver_pids.clone());
-    // When the give-up's clock was last read past its limit (reading the
-    // receiver's threads' delays costs a walk through /proc).
+    // Whether this pause has taken the receiver's delays to count from,
+    // and when the give-up's clock was last read past its limit.
+    let mut held_off_started = false;
     let mut held_off_read: Option<Instant> = None;
     while !until_seen || report.frames < total {
         if !until_seen && until_checked.elapsed() >= Duration::from_millis(10) {
@@ -296,16 +297,29 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
         }
         if !sent_any {
             let since = *paused_since.get_or_insert_with(|| {
-                held_off.start();
+                held_off_started = false;
                 held_off_read = None;
                 Instant::now()
             });
-            // Paused for the give-up's time in wall time; then at most
-            // every 100 ms, whether the receiver had the CPU for as long.
-            if let Some(g) = cfg.give_up.filter(|&g| since.elapsed() >= g) {
-                if held_off_read.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
+            if let Some(g) = cfg.give_up {
+                // The receiver's delays are read (a walk through /proc)
+                // only in a pause that lasts, never at full rate's many
+                // short ones: its first 100 ms count as wall time.
+                if !held_off_started && since.elapsed() >= Duration::from_millis(100) {
+                    held_off.start();
+                    held_off_started = true;
+                }
+                // Paused for the give-up's time in wall time; then at most
+                // every 100 ms, whether the receiver had the CPU as long.
+                if since.elapsed() >= g
+                    && held_off_read.is_none_or(|t| t.elapsed() >= Duration::from_millis(100))
+                {
                     held_off_read = Some(Instant::now());
-                    let held = held_off.since_start();
+                    let held = if held_off_started {
+                        held_off.since_start()
+                    } else {
+                        Duration::ZERO
+                    };
                     if since.elapsed().saturating_sub(held) >= g {
                         report.paused_time += since.elapsed();
                         report.held_off = held;
