@@ -58,12 +58,24 @@ if [ -n "$only_path" ]; then
 fi
 
 # sync_tree FROM TO: TO becomes a copy of the repository's FROM, the files
-# as git knows them (no build outputs), their times kept: make rebuilds what
-# changed only.
+# as git knows them (no build outputs). Only a file whose content differs
+# is written (and so made newer than what was built from it): make
+# rebuilds what changed only, also from a fresh clone, whose every file is
+# new.
 sync_tree() {
-	rm -rf "$2"
-	mkdir -p "$2"
-	(cd "$PF_TOP/$1" && git ls-files -z | tar --null -T - -cf -) | tar -C "$2" -xf -
+	local new=$2.new f
+	rm -rf "$new"
+	mkdir -p "$new" "$2"
+	(cd "$PF_TOP/$1" && git ls-files -z | tar --null -T - -cf -) | tar -C "$new" -xf -
+	while IFS= read -r -d '' f; do
+		cmp -s "$new/$f" "$2/$f" && continue
+		mkdir -p "$(dirname "$2/$f")"
+		cp "$new/$f" "$2/$f"
+	done < <(cd "$new" && find . -type f -print0)
+	while IFS= read -r -d '' f; do
+		[ -e "$new/$f" ] || rm -f "$2/$f"
+	done < <(cd "$2" && find . -type f -print0)
+	rm -rf "$new"
 }
 
 # hook FILE REGEX LINE: LINE in FILE (once), after the line matching REGEX

@@ -23,7 +23,8 @@
 # as long each). PAGEFILL_BACKGROUND names the flavours whose VM tests run
 # in a worker of their own beside the others, from start to end, at nice
 # PAGEFILL_BACKGROUND_NICE (default: debug, at 19; empty: none): they take
-# the CPU the others leave idle (testbed.rst, "The VM runner"). A test that
+# the CPU the others leave idle (testbed.rst, "The VM runner"), and once
+# the others are done, two of them run side by side. A test that
 # must not run beside the others (vm_alone=1 in its .test file: the upstream
 # lists, with short timing windows) runs after them, PAGEFILL_ALONE_JOBS at
 # a time (default 2: the two lists mostly wait, on socat's timeouts and
@@ -445,9 +446,16 @@ if [ -n "$(ls "$work/alone")" ]; then
 	done
 	wait "${pids[@]}"
 fi
+# Once the others are done, the background's last jobs have the cores to
+# themselves: one VM keeps them only part busy (a debug kernel's about 1.2
+# of the two), so a second worker takes jobs from the same queue.
 if [ -n "$bg_pid" ]; then
-	stage "VM tests of $background, the rest after the others"
-	wait "$bg_pid"
+	stage "VM tests of $background, the rest after the others, 2 at a time"
+	(
+		renice -n "$background_nice" -p "$BASHPID" >/dev/null
+		worker "$work/background"
+	) &
+	wait "$bg_pid" $!
 fi
 
 stage ""
