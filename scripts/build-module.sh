@@ -26,12 +26,22 @@ else
 fi
 # One build folder per kernel and per checkout: two checkouts (a second
 # worktree, a benchmark run beside tests) do not overwrite each other's module.
-out=$PF_CACHE/module/$kname-$(printf %s "$PF_TOP" | sha256sum | cut -c1-8)
+# A CLIPPY=1 build is a check whose result is its warnings: it compiles
+# every file each time, in a folder of its own, and the module the tests
+# load stays built in the other.
+out=$PF_CACHE/module/$kname-$(printf %s "$PF_TOP" | sha256sum | cut -c1-8)${CLIPPY:+-clippy}
 mkdir -p "$out"
 # One build at a time per kernel: runs from several checkouts share the folder.
 exec 9>"$out.lock"
 flock 9
-"$PF_TOP/scripts/in-root.sh" rsync -a --delete --filter=':- .gitignore' --exclude=.git --exclude=/target \
+[ -z "${CLIPPY:-}" ] || rm -rf "$out/src"
+# By content (--checksum, and no --times): a file that did not change keeps
+# the time of the copy it was built from, so a fresh clone of the same
+# sources builds nothing; one that changed is written now, newer than its
+# objects. The build's outputs (.gitignore's patterns, read once for both
+# sides) are not the sources': --delete leaves them.
+"$PF_TOP/scripts/in-root.sh" rsync -rlpD --checksum --delete --exclude-from="$PF_TOP/.gitignore" \
+	--exclude=.git --exclude=/target \
 	--include=/Kbuild --include='/drivers/***' --include='/include/***' --exclude='/*' \
 	"$PF_TOP/" "$out/src/"
 # shellcheck disable=SC2086
