@@ -421,12 +421,13 @@ fi
 # others still slow down by about a quarter (caches, memory), and the run
 # ends 500 s sooner. The debug kernel's tests wait on conditions, not
 # times, which a debug kernel under TCG needs anyway.
+background_worker() {
+	renice -n "$background_nice" -p "$BASHPID" >/dev/null
+	worker "$work/background"
+}
 bg_pid= beside=
 if [ -n "$(ls "$work/background")" ]; then
-	(
-		renice -n "$background_nice" -p "$BASHPID" >/dev/null
-		worker "$work/background"
-	) &
+	background_worker &
 	bg_pid=$!
 	beside=" (and $background beside them, nice $background_nice)"
 fi
@@ -451,10 +452,7 @@ fi
 # of the two), so a second worker takes jobs from the same queue.
 if [ -n "$bg_pid" ]; then
 	stage "VM tests of $background, the rest after the others, 2 at a time"
-	(
-		renice -n "$background_nice" -p "$BASHPID" >/dev/null
-		worker "$work/background"
-	) &
+	background_worker &
 	wait "$bg_pid" $!
 fi
 
