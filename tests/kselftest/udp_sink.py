@@ -20,7 +20,10 @@ for the frames expected once S seconds pass without one (they are missing:
 exit 1), rather than at TIMEOUT. PF_SINK_SENT=FILE starts TIMEOUT, IDLE
 and PF_SINK_QUIET when FILE exists, which the test makes once the
 generator is done; until then the sink waits as long as the generator
-runs. At the end of a wait, what the socket holds is still read.
+runs. EXPECTED "-" (with PF_SINK_SENT) reads the count from FILE, which
+then holds the number of frames the generator sent: for a generator that
+sends until told to stop. At the end of a wait, what the socket holds is
+still read.
 """
 import os
 import socket
@@ -31,7 +34,8 @@ import time
 SOL_UDP = 17
 UDP_GRO = 104
 
-port, expected, timeout = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+port, timeout = int(sys.argv[1]), float(sys.argv[3])
+expected = None if sys.argv[2] == "-" else int(sys.argv[2])
 idle = float(sys.argv[4]) if len(sys.argv) > 4 else None
 quiet = float(os.environ["PF_SINK_QUIET"]) if "PF_SINK_QUIET" in os.environ else None
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -65,12 +69,15 @@ def segments():
 sent = os.environ.get("PF_SINK_SENT")
 deadline = None if sent else time.monotonic() + timeout
 sent_checked = 0.0
-while received < expected:
+while expected is None or received < expected:
     now = time.monotonic()
     if deadline is None and now - sent_checked >= 0.5:
         sent_checked = now
         if os.path.exists(sent):
             deadline = now + timeout
+            if expected is None:
+                with open(sent) as f:
+                    expected = int(f.read())
     if deadline is None:
         left = 0.5
     else:
