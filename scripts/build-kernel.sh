@@ -5,8 +5,9 @@
 #
 # Build (once) a test kernel of the given flavour (fast, debug) in the cache
 # and print its build directory. The build is keyed by the kernel source's
-# version and a hash of the config fragments and this script, so a second run
-# with the same inputs returns at once. --path prints the directory without
+# version and a hash of the config fragments, the flavour's patch to the
+# source if it has one (scripts/kconfig/FLAVOUR.patch) and this script, so a
+# second run with the same inputs returns at once. --path prints the directory without
 # building.
 #
 # The source is the toolchain root's linux-source-7.3, unpacked once into the
@@ -39,7 +40,11 @@ fi
 # The options the kselftests need (ours and the upstream driver tests'),
 # built in: the guest boots without a modules tree.
 kst_config=$PF_TOP/tests/kselftest/config
-key=$(pf_hash "$frag_dir/base.config" "$frag_dir/$flavour.config" "$kst_config" "$0")
+# A flavour's change to the source, if it has one (FLAVOUR.patch, applied
+# with patch -p1), is built from a copy of the source of its own.
+patch=$frag_dir/$flavour.patch
+[ -e "$patch" ] || patch=
+key=$(pf_hash "$frag_dir/base.config" "$frag_dir/$flavour.config" "$kst_config" ${patch:+"$patch"} "$0")
 out=$PF_CACHE/kernel/$flavour-$srcver-$key
 
 if [ -n "$only_path" ] || [ -e "$out/.complete" ]; then
@@ -63,6 +68,23 @@ if [ -z "${KSRC:-}" ] && [ ! -e "$src/.complete" ]; then
 	tar -C "$src.tmp" --strip-components=1 -xf "$tarball"
 	touch "$src.tmp/.complete"
 	mv "$src.tmp" "$src"
+fi
+
+if [ -n "$patch" ]; then
+	# The copy is made of hard links where it can be (the build writes
+	# nothing into the source, and patch writes a file it changes anew,
+	# leaving the original's link alone), keyed by the patch.
+	psrc=$PF_CACHE/src/$(basename "$src")-$flavour-$(pf_hash "$patch")
+	if [ ! -e "$psrc/.patched" ]; then
+		pf_log "applying $(basename "$patch") to a copy of the source in $psrc"
+		rm -rf "$psrc" "$psrc.tmp"
+		cp -al "$src" "$psrc.tmp" 2>/dev/null || { rm -rf "$psrc.tmp"; cp -a "$src" "$psrc.tmp"; }
+		pf_in_root patch -d "$psrc.tmp" -p1 -s --no-backup-if-mismatch -i "$patch" ||
+			pf_die "$patch does not apply to $src"
+		touch "$psrc.tmp/.patched"
+		mv "$psrc.tmp" "$psrc"
+	fi
+	src=$psrc
 fi
 
 pf_log "building the $flavour kernel in $out"
