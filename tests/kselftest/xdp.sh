@@ -244,11 +244,12 @@ churn() {
 		--give-up-ms 20000 --dst-mac "$mac" --dst-ip 192.0.2.1 \
 		--src-ip 198.51.100.0 --dport 9000 >/tmp/gen.out &
 	gen=$!
-	rx0=$(cat "/sys/class/net/$dev/statistics/rx_packets")
+	rx_stat=/sys/class/net/$dev/statistics/rx_packets
+	rx0=$(cat "$rx_stat")
 	i=0 rc=0
 	# At most 400 changes: a stream that no longer arrives ends it.
 	while [ "$i" -lt 8 ] || { [ "$i" -lt 400 ] &&
-		[ $(($(cat "/sys/class/net/$dev/statistics/rx_packets") - rx0)) -lt "$churn_n" ]; }; do
+		[ $(($(cat "$rx_stat") - rx0)) -lt "$churn_n" ]; }; do
 		kill -0 "$gen" 2>/dev/null || { rc=1; break; }
 		case $((i % 4)) in
 		0) attach xdp_room ;;
