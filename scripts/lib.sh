@@ -19,6 +19,16 @@ pf_die() { pf_log "error: $*"; exit 1; }
 # pf_hash FILE... : short content hash of the given files, in order.
 pf_hash() { cat "$@" | sha256sum | cut -c1-16; }
 
+# pf_children_cs VAR FILE: sets VAR to the CPU time (user and system) of the
+# calling shell's children that have ended and been waited for,
+# descendants included, in hundredths of a second. Bash's times, which in a
+# pipe or $(...) would run in a subshell with no children yet: hence FILE.
+pf_children_cs() {
+	times >"$2"
+	printf -v "$1" '%s' "$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
+		printf "%d\n", n * 100 + 0.5 }' "$2")"
+}
+
 # The roots scripts/toolchain-root.sh makes: "toolchain" (the default), the
 # test bed's own (newest Rust for Linux, clang, QEMU, the guest userland),
 # and "debian-host", a Debian trixie host as a pagefill user has it (the

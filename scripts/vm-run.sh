@@ -231,6 +231,8 @@ cmdline+=" $append"
 
 pf_log "booting the $flavour kernel with $nics pagefill NIC(s)"
 t0=$SECONDS
+# QEMU's CPU time is what the run charges the machine (tests/run.sh sums it).
+pf_children_cs cpu0 "$run/times"
 set +e
 timeout --kill-after=10 "$timeout" "$PF_TOP/scripts/in-root.sh" qemu-system-x86_64 \
 	-machine q35,memory-backend=mem "${accel_args[@]}" -smp "$smp" -m "$mem" \
@@ -249,11 +251,13 @@ timeout --kill-after=10 "$timeout" "$PF_TOP/scripts/in-root.sh" qemu-system-x86_
 	>"$run/console.log" 2>&1 </dev/null
 qemu_rc=$?
 set -e
+pf_children_cs cpu "$run/times"
+cpu=$(((cpu - cpu0 + 50) / 100))
 t_cmd=$(sed -n 1p "$run/out/uptime" 2>/dev/null) t_end=$(sed -n 2p "$run/out/uptime" 2>/dev/null)
 if [ -n "$t_cmd" ] && [ -n "$t_end" ]; then
-	pf_log "VM ran for $((SECONDS - t0)) s: boot ${t_cmd%.*} s, command $(( ${t_end%.*} - ${t_cmd%.*} )) s (guest clock)"
+	pf_log "VM ran for $((SECONDS - t0)) s, QEMU used $cpu CPU-s: boot ${t_cmd%.*} s, command $(( ${t_end%.*} - ${t_cmd%.*} )) s (guest clock)"
 else
-	pf_log "VM ran for $((SECONDS - t0)) s"
+	pf_log "VM ran for $((SECONDS - t0)) s, QEMU used $cpu CPU-s"
 fi
 [ -f "$run/out/output" ] && cat "$run/out/output"
 

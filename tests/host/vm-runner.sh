@@ -20,6 +20,8 @@ expect() {
 	n=$((n + 1))
 	out=$("$top/scripts/vm-run.sh" --kernel "$flavour" --nics 1 "${vm_opts[@]}" -- "$@" 2>&1)
 	rc=$?
+	# The VM's time and QEMU's CPU time (tests/run.sh sums the latter).
+	grep -a '\] VM ran for ' <<<"$out" | sed 's/^/# /'
 	if [ "$rc" = "$want" ] && grep -qE "$pat" <<<"$out"; then
 		echo "ok $n $name"
 	else
