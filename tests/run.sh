@@ -27,9 +27,11 @@
 # the others are done, two of them run side by side. A test that
 # must not run beside the others (vm_alone=1 in its .test file: the upstream
 # lists, with short timing windows) runs after them, PAGEFILL_ALONE_JOBS at
-# a time (default 2: the two lists mostly wait, on socat's timeouts and
-# so_txtime's delays, so side by side they both pass and end 270 s sooner;
-# testbed.rst, "Time of each stage"), the background beside them. A test
+# a time (default 4: each flavour's list and its xdp.py, all of which mostly
+# wait, on socat's timeouts and so_txtime's delays; the two lists side by
+# side passed and ended 270 s sooner than one after the other, and xdp.py
+# beside its list ends about when the list does; testbed.rst, "Time of
+# each stage"), the background beside them. A test
 # that needs the CPUs to itself (vm_alone=2: upstream-solo, a traffic rate
 # and a tracer's deadline) runs first, one at a time, with nothing beside it.
 set -uo pipefail
@@ -45,7 +47,7 @@ esac
 flavours=${PAGEFILL_FLAVOURS:-fast debug debian intree}
 only_tests=${PAGEFILL_TESTS:-}
 jobs=${PAGEFILL_JOBS:-1}
-alone_jobs=${PAGEFILL_ALONE_JOBS:-2}
+alone_jobs=${PAGEFILL_ALONE_JOBS:-4}
 background=${PAGEFILL_BACKGROUND-debug}
 background_nice=${PAGEFILL_BACKGROUND_NICE:-19}
 t_start=$SECONDS
