@@ -152,17 +152,17 @@ rm -f "$host_log"
 
 # The lint (rustfmt, clippy builds of the module, checkpatch, the
 # documentation) runs beside the VM tests from their second stage on, at
-# nice 19 as the background VMs: it needs about a core for half a minute,
+# the background VMs' nice (PAGEFILL_BACKGROUND_NICE): it needs about a core for half a minute,
 # which before the VMs was half a minute of the run with a core idle. Its
 # output and points come at the end; its time is its own stage line.
 lint_pid=
 lint_start() {
 	[ -n "$flavours" ] || return 0
 	(
-		renice -n 19 -p "$BASHPID" >/dev/null
+		renice -n "$background_nice" -p "$BASHPID" >/dev/null
 		t0=$SECONDS
 		"$top/tests/host/lint.sh" >"$work/lint.out" 2>&1
-		echo "$((SECONDS - t0)) lint: rustfmt, clippy, checkpatch (beside the VM tests, nice 19)" \
+		echo "$((SECONDS - t0)) lint: rustfmt, clippy, checkpatch (beside the VM tests, nice $background_nice)" \
 			>"$work/lint.stage"
 	) &
 	lint_pid=$!
