@@ -61,6 +61,11 @@ if [ -e "$out/.complete" ]; then
 fi
 
 t0=$SECONDS
+# The source and its patched copies are shared by the flavours, whose
+# builds may run side by side (tests/run.sh): one unpacks or copies, the
+# others wait for it.
+exec 8>"$PF_CACHE/src/.lock"
+flock 8
 if [ -z "${KSRC:-}" ] && [ ! -e "$src/.complete" ]; then
 	pf_log "unpacking $(basename "$tarball") into $src"
 	rm -rf "$src" "$src.tmp"
@@ -86,6 +91,7 @@ if [ -n "$patch" ]; then
 	fi
 	src=$psrc
 fi
+exec 8>&-
 
 pf_log "building the $flavour kernel in $out"
 rm -rf "$out"
