@@ -83,6 +83,12 @@ void pagefill_local_bh_enable(void);
 void pagefill_netif_tx_wake_all_queues(struct net_device *dev);
 void pagefill_netif_tx_disable(struct net_device *dev);
 void pagefill_dev_kfree_skb_any(struct sk_buff *skb);
+/*
+ * Gives up @skb for good (a device that may still read it did not come back
+ * from its reset): kmemleak is told it is no leak, and scans it, so its head
+ * and socket are not reported either.
+ */
+void pagefill_skb_abandon(struct sk_buff *skb);
 void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
 			   const struct ethtool_ops *eops,

@@ -6,6 +6,7 @@
 
 #include <linux/bottom_half.h>
 #include <linux/etherdevice.h>
+#include <linux/kmemleak.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/rtnetlink.h>
@@ -76,6 +77,18 @@ void pagefill_netif_tx_disable(struct net_device *dev)
 void pagefill_dev_kfree_skb_any(struct sk_buff *skb)
 {
 	dev_kfree_skb_any(skb);
+}
+
+void pagefill_skb_abandon(struct sk_buff *skb)
+{
+	const void *object = skb;
+
+	/* kmemleak knows objects by their start: the clone of a fast clone
+	 * sits inside its pair's object.
+	 */
+	if (skb->fclone == SKB_FCLONE_CLONE)
+		object = container_of(skb, struct sk_buff_fclones, skb2);
+	kmemleak_not_leak(object);
 }
 
 /*
