@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# bench.sh [options]: pagefill against virtio-net in one VM (issue 6).
+# bench.sh [options]: pagefill against virtio-net in one VM.
 #
 # Boots the fast kernel on one vCPU with one pagefill NIC and one virtio-net
 # NIC (a unix datagram backend fed by scripts/bench/vnet-gen.py, sending the
 # same frames as pagefill-sim gen), with the pf-insn TCG plugin counting the
 # guest's instructions between markers that the guest's sink executes, runs
-# scripts/bench/guest.sh in it, and writes the raw lines, a markdown table
-# and an SVG plot to the output folder (scripts/bench/report.py). Not part of
-# tests/run.sh: it measures, it does not check.
+# scripts/bench/guest.sh in it, and writes the raw lines, a markdown table,
+# the tables benchmarks.rst includes (tables.inc) and an SVG plot to the
+# output folder (scripts/bench/report.py). Not part of tests/run.sh: it
+# measures, it does not check (tests/vm/insn-guard.test checks three of its
+# figures).
 #
 # Options:
 #   --out DIR      output folder (default Documentation/networking/
@@ -22,12 +24,21 @@
 #   --what LIST    parts (default all): cost page gro merge multi xdp xdprate rate mem coal in one
 #                  boot (raw-PARTS.txt), and prof in a second one with
 #                  per-block instruction counts (raw-prof.txt, profile.*)
+#   --nics LIST    NICs of the cost, xdp and prof parts (default "pf vn";
+#                  "pf" boots no virtio-net NIC)
+#   --xdp-acts LIST, --xdp-sizes LIST
+#                  the xdp part's actions and sizes (default "drop tx pass",
+#                  "64 1500"; the prof part's XDP cases take the sizes too)
+#   --prof LIST    the prof part's cases (default "socket page merge xdp")
+#   --keep-runs    keep the run folders (run-NAME/: console, plugin output,
+#                  the prof part's per-block counts) for a closer look
 #   --report-only  only rebuild the table and plot from DIR's raw files
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 out=$PF_TOP/Documentation/networking/device_drivers/ethernet/pagefill/bench runs=5 count=20000 sizes="64 128 256 512 1024 1500"
 rates="2000 5000 10000 20000 50000 0" what="cost page gro merge multi xdp xdprate rate mem coal prof" report_only=""
+keep_runs="" nics="pf vn" xdp_acts="drop tx pass" xdp_sizes="64 1500" prof="socket page merge xdp"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift 2 ;;
@@ -36,6 +47,11 @@ while [ $# -gt 0 ]; do
 	--sizes) sizes=$2; shift 2 ;;
 	--rates) rates=$2; shift 2 ;;
 	--what) what=$2; shift 2 ;;
+	--nics) nics=$2; shift 2 ;;
+	--xdp-acts) xdp_acts=$2; shift 2 ;;
+	--xdp-sizes) xdp_sizes=$2; shift 2 ;;
+	--prof) prof=$2; shift 2 ;;
+	--keep-runs) keep_runs=1; shift ;;
 	--report-only) report_only=1; shift ;;
 	*) pf_die "unknown option $1" ;;
 	esac
@@ -48,29 +64,25 @@ if [ -z "$report_only" ]; then
 	rm -rf "$out"/raw-*.txt "$out"/profile.* "$out"/run-*
 	"$PF_TOP/scripts/toolchain-root.sh" >/dev/null
 	ko=$("$PF_TOP/scripts/build-module.sh" fast)
-	# The plugin and the sink, built in the root (its QEMU loads the one, its
-	# userland runs the other in the guest), cached by their sources.
-	bin=$PF_CACHE/bench-$(pf_hash "$PF_TOP"/scripts/bench/*.c)
-	if [ ! -x "$bin/pf-sink" ]; then
-		mkdir -p "$bin.tmp"
-		"$PF_TOP/scripts/in-root.sh" sh -c "
-			gcc -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden -o '$bin.tmp/pf-insn.so' '$PF_TOP/scripts/bench/pf-insn.c' &&
-			gcc -O2 -Wall -Wextra -o '$bin.tmp/pf-sink' '$PF_TOP/scripts/bench/pf-sink.c' &&
-			gcc -O2 -Wall -Wextra -o '$bin.tmp/pf-echo' '$PF_TOP/scripts/bench/pf-echo.c'"
-		rm -rf "$bin"
-		mv "$bin.tmp" "$bin"
-	fi
-	env_line="SIZES='$sizes' RUNS=$runs COUNT=$count RATES='$rates'"
+	bin=$("$PF_TOP/scripts/bench/tools.sh")
+	env_line="SIZES='$sizes' RUNS=$runs COUNT=$count RATES='$rates' NICS='$nics'"
+	env_line+=" XDP_ACTS='$xdp_acts' XDP_SIZES='$xdp_sizes' PROF='$prof'"
+	vnet=--virtio-net
+	[ "$nics" != pf ] || vnet=""
 	# boot NAME WHAT PLUGIN-OPTIONS: one VM running guest.sh for WHAT; its
 	# output goes to raw-NAME.txt and its run folder to run-NAME/.
 	boot() {
 		rm -rf "$out/run-$1"
+		echo "commit $commit" >"$out/raw-$1.txt"
 		pf_log "bench: $1 ($2)"
-		"$PF_TOP/scripts/vm-run.sh" --smp 1 --nics 1 --virtio-net --timeout 5400 \
+		"$PF_TOP/scripts/vm-run.sh" --smp 1 --nics 1 ${vnet:+"$vnet"} --timeout 5400 \
 			--keep "$out/run-$1" \
 			--qemu-arg -plugin --qemu-arg "$bin/pf-insn.so,out=@RUN@/out/insn.log$3" \
-			-- "$env_line WHAT='$2' sh scripts/bench/guest.sh '$ko' '$bin'" >"$out/raw-$1.txt"
+			-- "$env_line WHAT='$2' sh scripts/bench/guest.sh '$ko' '$bin'" >>"$out/raw-$1.txt"
 	}
+	# The commit measured, the first line of each raw file (report.py):
+	# "-dirty" if the tree had changes.
+	commit=$(git -C "$PF_TOP" describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
 	main=""
 	for w in $what; do [ "$w" = prof ] || main="$main $w"; done
 	main=${main# }
@@ -81,7 +93,8 @@ if [ -z "$report_only" ]; then
 		python3 "$PF_TOP/scripts/bench/report.py" profile "$out" \
 			"$("$PF_TOP/scripts/build-kernel.sh" --path fast)/System.map" >"$out/profile.md"
 	fi
-	rm -rf "$out"/run-*
+	[ -n "$keep_runs" ] || rm -rf "$out"/run-*
 fi
 python3 "$PF_TOP/scripts/bench/report.py" report "$out" >"$out/results.md"
+python3 "$PF_TOP/scripts/bench/report.py" rst "$out" >"$out/tables.inc"
 pf_log "bench: results in $out/results.md, plot in $out/cost.svg"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # profile-vm.sh --out DIR [options] [VM-RUN OPTIONS] -- CMD: where a VM test
-# spends its guest instructions (issue 17, "Measure first").
+# spends its guest instructions.
 #
 # Runs CMD in a VM (scripts/vm-run.sh, with the given options, e.g. --kernel
 # debug --nics 1 --append ... --timeout ...) with the pf-insn TCG plugin

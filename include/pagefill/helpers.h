@@ -204,23 +204,38 @@ struct xdp_rxq_info *pagefill_xdp_rxq_new(struct net_device *dev,
 					  u32 frag_size);
 void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq);
 /*
- * Runs @prog on the frame of *@len bytes at *@off in @page's @frame_sz-byte
- * buffer, followed by *@nr_frags (at most PAGEFILL_XDP_MAX_FRAGS) more
- * buffers of the same pool, @frags, holding @frag_lens bytes each from
- * their start (a multi-buffer frame: they go in the skb_shared_info at the
- * buffer's end); returns its action, and the frame's offset and length
- * (in @page) and the fragments left after it (the core gave back those the
- * program dropped).
- * For XDP_REDIRECT it also redirects the frame (xdp_do_redirect()): on
- * success (*@redirect_err 0) the buffer belongs to the redirect's target.
- * In a NAPI poll, which then calls pagefill_xdp_do_flush() before it ends.
- * @hash and @rss_type (enum pagefill_rss, 0 for none) are the frame's flow
- * hash, for the program's bpf_xdp_metadata_rx_hash().
+ * The frame pagefill_xdp_run() runs a program on: @len bytes at @off in
+ * the first buffer, followed by @nr_frags (at most PAGEFILL_XDP_MAX_FRAGS)
+ * more buffers of the same pool, @frags, holding @frag_lens bytes each
+ * from their start (a multi-buffer frame: they go in the skb_shared_info
+ * at the buffer's end). @hash and @rss_type (enum pagefill_rss, 0 for
+ * none) are the frame's flow hash, for the program's
+ * bpf_xdp_metadata_rx_hash(). On return @off, @len and @nr_frags say
+ * where the frame is (the core gave back the fragments the program
+ * dropped), and @redirect_err how a redirect went.
+ */
+struct pagefill_xdp_run_frame {
+	struct page *const *frags;
+	const u32 *frag_lens;
+	u32 off;
+	u32 len;
+	u32 nr_frags;
+	u32 hash;
+	u32 rss_type;
+	int redirect_err;
+};
+
+/*
+ * Copies the frame's first part, @f->len bytes at @src, to @f->off in
+ * @page's @frame_sz-byte buffer, runs @prog on the frame @f describes
+ * there and returns its action. For XDP_REDIRECT it also redirects the frame
+ * (xdp_do_redirect()): on success (@f->redirect_err 0) the buffer belongs
+ * to the redirect's target. In a NAPI poll, which then calls
+ * pagefill_xdp_do_flush() before it ends.
  */
 u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
-		     struct page *page, u32 frame_sz, u32 *off, u32 *len,
-		     struct page *const *frags, const u32 *frag_lens,
-		     u32 *nr_frags, u32 hash, u32 rss_type, int *redirect_err);
+		     struct page *page, u32 frame_sz, const void *src,
+		     struct pagefill_xdp_run_frame *f);
 /*
  * Fragment @i of the frame in @page's @frame_sz-byte buffer after
  * pagefill_xdp_run(): its page, and its offset and length there; NULL if
@@ -279,11 +294,13 @@ enum pagefill_xdp_room {
 };
 
 /*
- * Maps @len bytes at @off in @page for the parent device of @dev to read
- * (XDP_TX); pagefill_tx_unmap_frag() unmaps.
+ * The bus address of @len bytes at @off in @page, a buffer of @pool,
+ * synced for the parent device of @dev to read (XDP_TX sends a pool buffer
+ * through the pool's own mapping, made both ways); -EINVAL if @pool maps
+ * its buffers for another device.
  */
-int pagefill_xdp_tx_map(struct net_device *dev, struct page *page, u32 off,
-			u32 len, dma_addr_t *dma);
+int pagefill_xdp_tx_sync(struct net_device *dev, struct page_pool *pool,
+			 struct page *page, u32 off, u32 len, dma_addr_t *dma);
 /* trace_xdp_exception(), after bpf_warn_invalid_xdp_action() if @invalid. */
 void pagefill_xdp_exception(struct net_device *dev, const struct bpf_prog *prog,
 			    u32 act, bool invalid);

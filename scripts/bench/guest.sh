@@ -23,7 +23,11 @@
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
-# gro, merge, multi, xdp, xdprate, rate, mem, coal, prof).
+# gro, merge, multi, xdp, xdprate, rate, mem, coal, prof), NICS (of the
+# cost and xdp parts: default "pf vn"; "pf" needs no virtio-net NIC),
+# XDP_ACTS and XDP_SIZES (of the xdp part: default "drop tx pass" and
+# "64 1500"), PROF (the prof part's cases: default "socket page merge
+# xdp").
 set -e
 ko=$1
 bin=$2
@@ -32,6 +36,10 @@ runs=${RUNS:-5}
 count=${COUNT:-20000}
 rates=${RATES:-}
 what=${WHAT:-cost rate mem}
+nics=${NICS:-pf vn}
+xdp_acts=${XDP_ACTS:-drop tx pass}
+xdp_sizes=${XDP_SIZES:-64 1500}
+prof=${PROF:-socket page merge xdp}
 
 sysctl -qw net.core.rmem_max=134217728
 sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
@@ -44,21 +52,23 @@ dev_of() {
 }
 pf=$(dev_of pagefill)
 vn=$(dev_of virtio_net)
-if [ -z "$pf" ] || [ -z "$vn" ]; then
+if [ -z "$pf" ] || { [ "$nics" != pf ] && [ -z "$vn" ]; }; then
 	echo "no pagefill ($pf) or virtio-net ($vn) interface"
 	exit 1
 fi
 ip addr add 192.0.2.1/24 dev "$pf"
-ip addr add 198.18.0.1/24 dev "$vn"
 ip link set "$pf" up
-ip link set "$vn" up
 pfmac=$(cat "/sys/class/net/$pf/address")
-vnmac=$(cat "/sys/class/net/$vn/address")
+if [ -n "$vn" ]; then
+	ip addr add 198.18.0.1/24 dev "$vn"
+	ip link set "$vn" up
+	vnmac=$(cat "/sys/class/net/$vn/address")
+fi
 for _ in $(seq 100); do
 	[ "$(cat "/sys/class/net/$pf/carrier" 2>/dev/null)" = 1 ] && break
 	sleep 0.1
 done
-echo "# pagefill $pf ($pfmac), virtio-net $vn ($vnmac); $(nproc) vCPU"
+echo "# pagefill $pf ($pfmac), virtio-net ${vn:-none} (${vnmac:-}); $(nproc) vCPU"
 echo "# ethtool -c $pf: $(ethtool -c "$pf" | grep -i 'rx-usecs:' | head -n 1)"
 
 # es NAME: ethtool -S counter NAME of the pagefill interface (summed over
@@ -125,10 +135,10 @@ if echo "$what" | grep -qw cost; then
 	idle
 	# One unrecorded run each first: the first frames fault in the sink's
 	# pages and fill the pools.
-	for nic in pf vn; do sink 2000 "$(gen_req "$nic" 64 2000 0)" >/dev/null; done
+	for nic in $nics; do sink 2000 "$(gen_req "$nic" 64 2000 0)" >/dev/null; done
 	for size in $sizes; do
 		for r in $(seq "$runs"); do
-			for nic in pf vn; do
+			for nic in $nics; do
 				echo "cost nic $nic size $size run $r $(sink "$count" "$(gen_req "$nic" "$size" "$count" 0)")"
 			done
 		done
@@ -224,13 +234,13 @@ xdp_attach() {
 xdp_detach() { ip link set dev "$xdp_dev" xdpdrv off; }
 
 if echo "$what" | grep -qw xdp; then
-	for act in drop tx pass; do
+	for act in $xdp_acts; do
 		sec=xdp_bench_$act want=1 frames="frames $count"
 		if [ "$act" = pass ]; then sec=xdp_pass want=$count frames=""; fi
-		for nic in pf vn; do
+		for nic in $nics; do
 			xdp_attach "$nic" "$sec" || continue
 			sink "$want" "$(gen_req "$nic" 64 "$count" 0)" >/dev/null
-			for size in 64 1500; do
+			for size in $xdp_sizes; do
 				for r in $(seq "$runs"); do
 					echo "cost nic ${nic}xdp$act size $size $frames run $r $(sink "$want" "$(gen_req "$nic" "$size" "$count" 0)")"
 				done
@@ -370,33 +380,43 @@ fi
 if echo "$what" | grep -qw prof; then
 	# The module's symbols, for the host to name the profile's addresses.
 	cat /proc/kallsyms >/run/pf/kallsyms
-	for size in 64 1500; do
-		for nic in pf vn; do
-			echo "prof nic $nic size $size $(sink "$count" "$(gen_req "$nic" "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
-		done
-	done
-	page_buffers on
-	for size in 64 1500; do
-		echo "prof nic pfpage size $size $(sink "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
-	done
-	page_buffers off
-	ethtool --set-priv-flags "$pf" rx-udp-merge on
-	for size in 64 1500; do
-		echo "prof nic pfmergeplain size $size $(sink "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
-		echo "prof nic pfmerge size $size $(sink -g "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
-	done
-	ethtool --set-priv-flags "$pf" rx-udp-merge off
-	# XDP_DROP: all but the run's last frame dropped by the program.
-	for nic in pf vn; do
-		xdp_attach "$nic" xdp_bench_drop || continue
+	if echo "$prof" | grep -qw socket; then
 		for size in 64 1500; do
-			echo "prof nic ${nic}xdpdrop size $size frames $count $(sink 1 "$(gen_req "$nic" "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+			for nic in $nics; do
+				echo "prof nic $nic size $size $(sink "$count" "$(gen_req "$nic" "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+			done
 		done
-		xdp_detach
+	fi
+	if echo "$prof" | grep -qw page; then
+		page_buffers on
+		for size in 64 1500; do
+			echo "prof nic pfpage size $size $(sink "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+		done
+		page_buffers off
+	fi
+	if echo "$prof" | grep -qw merge; then
+		ethtool --set-priv-flags "$pf" rx-udp-merge on
+		for size in 64 1500; do
+			echo "prof nic pfmergeplain size $size $(sink "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+			echo "prof nic pfmerge size $size $(sink -g "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+		done
+		ethtool --set-priv-flags "$pf" rx-udp-merge off
+	fi
+	# XDP_DROP and XDP_TX: all but the run's last frame dropped or sent
+	# back by the program.
+	for act in drop tx; do
+		echo "$prof" | grep -qw xdp || continue
+		for nic in $nics; do
+			xdp_attach "$nic" "xdp_bench_$act" || continue
+			for size in $xdp_sizes; do
+				echo "prof nic ${nic}xdp$act size $size frames $count $(sink 1 "$(gen_req "$nic" "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
+			done
+			xdp_detach
+		done
 	done
 fi
 
 echo "# ethtool -S $pf:"
 ethtool -S "$pf" | grep -E 'rx0_|dev_|groups' | sed 's/^/#  /'
-echo "# $vn: $(ip -s link show "$vn" | sed -n '/RX:/{n;p}')"
+[ -z "$vn" ] || echo "# $vn: $(ip -s link show "$vn" | sed -n '/RX:/{n;p}')"
 echo "# Udp: $(grep '^Udp:' /proc/net/snmp | tail -n 1)"

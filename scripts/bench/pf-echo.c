@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 	snprintf(tmp, sizeof(tmp), "/run/pf/tmp.%s", id);
 	snprintf(req, sizeof(req), "/run/pf/req.%s", id);
 	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%s\n", argv[4]) < 0 || fclose(f) || rename(tmp, req))
+	if (!f || fprintf(f, "%s\n.\n", argv[4]) < 0 || fclose(f) || rename(tmp, req))
 		return perror("pf-echo: request"), 1;
 	while (echoed < count) {
 		ssize_t n;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""report.py report DIR | profile DIR SYSTEM_MAP | profile-report DIR
+"""report.py report DIR | profile DIR SYSTEM_MAP | profile-report DIR | rst DIR | guard RAW FIGURES
 
 report: reads DIR/raw-*.txt but raw-prof.txt (scripts/bench/guest.sh's lines
 from the boots of scripts/bench.sh), prints the
@@ -12,6 +12,15 @@ DIR/run-prof/out, names the blocks with the guest's /proc/kallsyms (or the
 kernel's System.map), writes every function's count to DIR/profile.tsv and
 prints it as markdown (profile-report: the markdown again from the tsv): the
 instructions per delivered frame by category and by function.
+
+rst: the main tables of DIR's raw lines (and profile.tsv) as reStructuredText,
+each between the comments ".. NAME-start" and ".. NAME-end" that
+benchmarks.rst includes it by, so the page shows the run's own figures.
+
+guard: reads guest.sh's lines in RAW and the recorded figures in FIGURES
+(lines "NIC SIZE INSTRUCTIONS", # comments), and prints a KTAP point per
+figure: the median instructions per frame of NIC at SIZE, which fails when
+it is more than GUARD_MARGIN above the recorded one.
 
 Medians are of the runs; "a-b" is the runs' range. Instructions per frame
 are the window's instructions, less the idle rate (instructions per second
@@ -250,6 +259,18 @@ def cost_table(cost, order, tot_rate, ker_rate):
     return series
 
 
+def commits(d):
+    """The commit each raw file says it measured (bench.sh's first line)."""
+    found = {}
+    for f in sorted(os.listdir(d)):
+        if f.startswith("raw-") and f.endswith(".txt"):
+            with open(os.path.join(d, f)) as raw:
+                words = raw.readline().split()
+            if len(words) == 2 and words[0] == "commit":
+                found.setdefault(words[1], []).append(f)
+    return found
+
+
 def report(d):
     rows = []
     for f in sorted(os.listdir(d)):
@@ -260,6 +281,8 @@ def report(d):
     p("# pagefill vs virtio-net: results\n")
     p("Made by `scripts/bench.sh` (see Documentation/networking/device_drivers/ethernet/"
       "pagefill/benchmarks.rst). Raw lines: `raw-*.txt`.\n")
+    for c, files in commits(d).items():
+        p(f"Measured at commit `{c}`: every table from " + ", ".join(f"`{f}`" for f in files) + ".\n")
     if idle:
         p(f"Idle baseline: {len(idle)} windows of the sink waiting, "
           f"{tot_rate * 1e9:.0f} instructions/s (kernel {ker_rate * 1e9:.0f}/s), subtracted "
@@ -360,7 +383,7 @@ def report(d):
           "pool's own cache, which it fills 64 pages at a time). Table bytes: the master table (4096 x 8 B) plus the node tables the driver "
           "allocates at probe (`MAX_JOINED` = 64 tables of 32 x 8 B), fixed; ideal: the master table "
           "plus one node table per joined group. Seed design: one pinned page per member node of "
-          "each joined group (31 remote nodes here, all members). Target (issue 6): memory that "
+          "each joined group (31 remote nodes here, all members). Target: memory that "
           "grows with active streams, one posted page each. 4 KiB pages, one queue.\n")
         p("| state | active streams | groups joined | pinned pages | pinned bytes | "
           "table bytes | ideal table bytes | seed design pages | target pages |")
@@ -530,6 +553,9 @@ def profile_report(d):
     p("From `scripts/bench.sh` (its `prof` part): the pf-insn plugin's per-block execution counts "
       "over one sink window per case, unpaced sender, one stream; a block is charged to the "
       "function it starts in. `profile.tsv` has every function.\n")
+    for c, files in commits(d).items():
+        if "raw-prof.txt" in files:
+            p(f"Measured at commit `{c}`.\n")
     p("## By category\n")
     keys = sorted(runs, key=lambda k: (k[1], k[0]))
     cats = [c for c, _ in CATEGORIES] + ["other"]
@@ -567,6 +593,232 @@ def profile_report(d):
         p("")
 
 
+def rst_table(name, title, head, rows):
+    """A simple reStructuredText table between include markers. head: a
+    list of columns, each a list of header lines; rows: lists of cells."""
+    cols = len(head)
+    depth = max(len(h) for h in head)
+    head = [h + [""] * (depth - len(h)) for h in head]
+    widths = [max([len(x) for x in head[c]] + [len(str(r[c])) for r in rows] + [1])
+              for c in range(cols)]
+    rule = "  ".join("=" * w for w in widths)
+    out = [f".. {name}-start", "", f".. table:: {title}", f"   :name: {name}", ""]
+    out.append("   " + rule)
+    for i in range(depth):
+        out.append("   " + "  ".join(head[c][i].ljust(widths[c]) for c in range(cols)).rstrip())
+    out.append("   " + rule)
+    for r in rows:
+        out.append("   " + "  ".join(str(r[c]).ljust(widths[c]) for c in range(cols)).rstrip())
+    out.append("   " + rule)
+    out += ["", f".. {name}-end", ""]
+    print("\n".join(out))
+
+
+def rst(d):
+    """The tables benchmarks.rst shows, from DIR's raw lines."""
+    rows = []
+    for f in sorted(os.listdir(d)):
+        if f.startswith("raw-") and f.endswith(".txt") and f != "raw-prof.txt":
+            rows += parse(os.path.join(d, f))
+    tot_rate, ker_rate, _ = idle_rates(rows)
+
+    def cost(nic, size, kind="cost"):
+        t = [per_frame(x, tot_rate, ker_rate)[0] for k, x in rows
+             if k == kind and x["nic"] == nic and x["size"] == size]
+        return med([a for a in t if a is not None])
+
+    def n(x):
+        return "\\-" if x is None else f"{x:.0f}"
+
+    def r(a, b):
+        return "\\-" if a is None or not b else f"{a / b:.2f}"
+
+    def sizes(kind, nic):
+        return sorted({x["size"] for k, x in rows if k == kind and x["nic"] == nic})
+
+    print(".. SPDX-License-Identifier: GPL-2.0\n")
+    print(".. Made by scripts/bench/report.py rst from the raw lines beside it; "
+          "benchmarks.rst includes each table by its markers.\n")
+    body = []
+    for s in sizes("cost", "pf"):
+        pf, vn, pg = cost("pf", s), cost("vn", s), cost("pfpage", s)
+        body.append([s, n(pf), n(vn), n(pg), r(pf, vn), r(pg, vn)])
+    if body:
+        rst_table("bench-cost", "Guest instructions per delivered UDP frame",
+                  [["size", "bytes"], ["pagefill"], ["virtio-net"], ["pagefill,", "one-page buffers"],
+                   ["pagefill /", "virtio-net"], ["one page /", "virtio-net"]], body)
+    body = []
+    for s in sizes("cost", "pfmerge"):
+        m, mp, vg, vn = cost("pfmerge", s), cost("pfmergeplain", s), cost("vngro", s), cost("vn", s)
+        body.append([s, n(m), n(mp), n(vg), n(vn), r(m, vg), r(mp, vn)])
+    if body:
+        rst_table("bench-cost-merge", "Guest instructions per frame, pagefill merging",
+                  [["size", "bytes"], ["pagefill", "merging,", "UDP_GRO"],
+                   ["pagefill", "merging,", "plain"], ["virtio-net", "UDP_GRO"],
+                   ["virtio-net", "plain"], ["merging,", "UDP_GRO /", "virtio-net", "UDP_GRO"],
+                   ["merging,", "plain /", "virtio-net", "plain"]], body)
+    body = []
+    for s in sizes("multi", "pf"):
+        pf, vn = cost("pf", s, "multi"), cost("vn", s, "multi")
+        body.append([s, n(pf), n(vn), r(pf, vn)])
+    if body:
+        rst_table("bench-cost-streams", "Guest instructions per frame, 31 streams",
+                  [["size", "bytes"], ["pagefill"], ["virtio-net"], ["pagefill /", "virtio-net"]],
+                  body)
+    body = []
+    for s in sizes("cost", "pfgro"):
+        pf, vn = cost("pfgro", s), cost("vngro", s)
+        body.append([s, n(pf), n(vn), r(pf, vn)])
+    if body:
+        rst_table("bench-cost-gro", "Guest instructions per frame, UDP_GRO socket, no merging",
+                  [["size", "bytes"], ["pagefill"], ["virtio-net"], ["pagefill /", "virtio-net"]],
+                  body)
+    body = []
+    for s in sizes("cost", "pfxdpdrop"):
+        c = {k: cost(k, s) for k in ("pfxdpdrop", "vnxdpdrop", "pfxdptx", "vnxdptx",
+                                     "pfxdppass", "vnxdppass", "pf")}
+        body.append([s] + [n(v) for v in c.values()] +
+                    [r(c["pfxdpdrop"], c["vnxdpdrop"]), r(c["pfxdptx"], c["vnxdptx"]),
+                     r(c["pfxdpdrop"], c["pf"]), r(c["pfxdppass"], c["pf"])])
+    if body:
+        rst_table("bench-xdp", "Guest instructions per frame with a native XDP program",
+                  [["size", "bytes"], ["pagefill", "XDP_DROP"], ["virtio-net", "XDP_DROP"],
+                   ["pagefill", "XDP_TX"], ["virtio-net", "XDP_TX"], ["pagefill", "XDP_PASS"],
+                   ["virtio-net", "XDP_PASS"], ["pagefill,", "no", "program"],
+                   ["XDP_DROP", "pagefill /", "virtio-net"], ["XDP_TX", "pagefill /", "virtio-net"],
+                   ["pagefill", "XDP_DROP /", "socket"], ["pagefill", "XDP_PASS /", "no program"]],
+                  body)
+    xrate = [x for k, x in rows if k == "rate" and "seen" in x and x["offered"] == 0]
+    body = []
+    for s in sorted({x["size"] for x in xrate}):
+        line = [s]
+        for nic in ("pfxdpdrop", "vnxdpdrop", "pfxdptx", "vnxdptx"):
+            sr = [x["seen"] / (x["window_ns"] / 1e9) for x in xrate
+                  if x["size"] == s and x["nic"] == nic and x.get("window_ns")]
+            line.append(n(med(sr)))
+        body.append(line)
+    if body:
+        rst_table("bench-xdp-rate", "Frames per second a native XDP program saw, unpaced",
+                  [["size", "bytes"], ["pagefill", "XDP_DROP"], ["virtio-net", "XDP_DROP"],
+                   ["pagefill", "XDP_TX"], ["virtio-net", "XDP_TX"]], body)
+    rate = [x for k, x in rows if k == "rate" and "seen" not in x]
+    body = []
+    for s in sorted({x["size"] for x in rate}):
+        for o in offers_of(rate, s):
+            line = [s, o or "unpaced"]
+            for nic in ("pf", "vn"):
+                rs = [x for x in rate if x["size"] == s and x["offered"] == o and x["nic"] == nic]
+                dr = [x["received"] / (x["span_ns"] / 1e9) for x in rs if x.get("span_ns")]
+                line += [n(med(dr)), sum(x.get("gen_frames", 0) - x["received"] for x in rs)]
+            body.append(line)
+    if body:
+        rst_table("bench-rate", "Delivered frames per second and frames lost, paced senders",
+                  [["size", "bytes"], ["offered/s"], ["pagefill", "delivered/s"],
+                   ["pagefill", "lost"], ["virtio-net", "delivered/s"], ["virtio-net", "lost"]],
+                  body)
+    mem = [x for k, x in rows if k == "mem"]
+    states = {"open": "interface up", "1-stream": "one stream",
+              "joined-2-groups": "a second group", "32-streams": "32 streams",
+              "joined-33-groups": "33 groups", "1023-streams": "1023 streams",
+              "left-to-1-group": "left 32 groups"}
+    body = [[states.get(x["label"], x["label"]), x["streams"], x.get("groups", 0),
+             x.get("inflight", "\\-"),
+             x.get("inflight_mem", "\\-"), 31 * x.get("groups", 0), x["streams"]] for x in mem]
+    if body:
+        rst_table("bench-memory", "Pinned buffers against groups and streams",
+                  [["state"], ["active", "streams"], ["groups", "joined"], ["pinned", "buffers"],
+                   ["pinned", "bytes"], ["seed's", "design:", "one per", "member node"],
+                   ["target:", "one per", "stream"]], body)
+    lat = [x for k, x in rows if k == "lat"]
+    keys = []
+    for x in lat:
+        if (x["nic"], x["usecs"], x["eot"]) not in keys:
+            keys.append((x["nic"], x["usecs"], x["eot"]))
+    body = []
+    for k in keys:
+        rs = [x for x in lat if (x["nic"], x["usecs"], x["eot"]) == k and x.get("n", 0) > 0]
+        eot = {1: "yes", 0: "no"}.get(k[2], "\\-")
+        body.append([NICS[k[0]], k[1] if k[1] != "-" else "\\-", eot,
+                     n(med([x["p50"] for x in rs])),
+                     sum(x.get("lost", 0) for x in lat if (x["nic"], x["usecs"], x["eot"]) == k)])
+    if body:
+        rst_table("bench-latency", "Round trip of a lone 64-byte frame, microseconds",
+                  [["NIC"], ["rx-usecs"], ["end of", "transmission"], ["median of", "the runs'",
+                   "medians"], ["lost"]], body)
+    tsv = os.path.join(d, "profile.tsv")
+    if os.path.exists(tsv):
+        runs = {}
+        with open(tsv) as f:
+            next(f)
+            for line in f:
+                nic, size, frames, func, cnt = line.rstrip("\n").split("\t")
+                runs.setdefault((nic, int(size), int(frames)), {})[func] = int(cnt)
+        # The cases the page discusses, narrow headings.
+        short = {"pf": ["pagefill"], "pfmergeplain": ["merging,", "plain"],
+                 "pfmerge": ["merging,", "UDP_GRO"], "vn": ["virtio-", "net"],
+                 "pfpage": ["one-page", "buffers"], "pfxdpdrop": ["pagefill", "XDP_DROP"],
+                 "vnxdpdrop": ["virtio-", "net", "XDP_DROP"], "pfxdptx": ["pagefill", "XDP_TX"],
+                 "vnxdptx": ["virtio-", "net", "XDP_TX"]}
+        want = [(64, k) for k in ("pf", "pfmergeplain", "pfmerge", "vn", "pfxdpdrop",
+                                  "vnxdpdrop", "pfxdptx", "vnxdptx")]
+        want += [(1500, k) for k in ("pf", "pfpage", "vn")]
+        keys = [k for w in want for k in runs if (k[1], k[0]) == w]
+        cats = [c for c, _ in CATEGORIES] + ["other", "total"]
+        body = []
+        for c in cats:
+            line = [c]
+            for k in keys:
+                funcs = runs[k]
+                v = sum(funcs.values()) if c == "total" else sum(
+                    x for f, x in funcs.items() if category(f) == c)
+                line.append(f"{v / k[2]:.0f}")
+            body.append(line)
+        rst_table("bench-profile", "Instructions per frame by where they are spent",
+                  [["category"]] + [short[k[0]] + [f"{k[1]} B"] for k in keys], body)
+
+
+# How far above its recorded figure a guarded path may cost.
+GUARD_MARGIN = 0.15
+
+
+def guard(raw, figures):
+    """KTAP points: each recorded figure against the runs in RAW."""
+    rows = parse(raw)
+    tot_rate, ker_rate, _ = idle_rates(rows)
+    recorded = []
+    for line in open(figures):
+        words = line.split("#", 1)[0].split()
+        if len(words) == 3:
+            recorded.append((words[0], int(words[1]), float(words[2])))
+    print("TAP version 13")
+    print(f"1..{len(recorded)}")
+    if tot_rate == 0:
+        print("# no idle window: the baseline is not known")
+    failed = 0
+    for i, (nic, size, want) in enumerate(recorded, 1):
+        runs = [per_frame(d, tot_rate, ker_rate)[0] for k, d in rows
+                if k == "cost" and d.get("nic") == nic and d.get("size") == size]
+        runs = [x for x in runs if x is not None]
+        name = f"{NICS.get(nic, nic)}, {size} B"
+        limit = want * (1 + GUARD_MARGIN)
+        if not runs or tot_rate == 0:
+            print(f"not ok {i} {name}: not measured")
+            failed += 1
+            continue
+        got = med(runs)
+        print(f"# {name}: {got:.0f} instructions per frame (runs {rng(runs)}), "
+              f"recorded {want:.0f}, limit {limit:.0f} (+{GUARD_MARGIN:.0%}), {got / want:.2f}x")
+        if got > limit:
+            print(f"not ok {i} {name}: {got:.0f} instructions per frame, over {limit:.0f}")
+            failed += 1
+        else:
+            if got < want * (1 - GUARD_MARGIN):
+                print(f"# {name}: more than {GUARD_MARGIN:.0%} below the recorded figure; "
+                      "record the new one")
+            print(f"ok {i} {name}: {got:.0f} instructions per frame")
+    return failed
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "report":
         report(sys.argv[2])
@@ -575,6 +827,10 @@ def main():
         profile_report(sys.argv[2])
     elif len(sys.argv) >= 3 and sys.argv[1] == "profile-report":
         profile_report(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "rst":
+        rst(sys.argv[2])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "guard":
+        sys.exit(1 if guard(sys.argv[2], sys.argv[3]) else 0)
     else:
         sys.exit(__doc__)
 

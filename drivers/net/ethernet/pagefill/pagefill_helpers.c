@@ -247,7 +247,10 @@ struct page_pool *pagefill_page_pool_create(struct net_device *dev,
 		.dev = dev->dev.parent,
 		.napi = napi,
 		.netdev = dev,
-		.dma_dir = DMA_FROM_DEVICE,
+		/* Both ways: XDP_TX sends a buffer back out through the
+		 * pool's mapping of it (pagefill_xdp_tx_sync()).
+		 */
+		.dma_dir = DMA_BIDIRECTIONAL,
 		.max_len = PAGE_SIZE << order,
 		.offset = 0,
 	};
@@ -602,9 +605,8 @@ void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq)
 }
 
 u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
-		     struct page *page, u32 frame_sz, u32 *off, u32 *len,
-		     struct page *const *frags, const u32 *frag_lens,
-		     u32 *nr_frags, u32 hash, u32 rss_type, int *redirect_err)
+		     struct page *page, u32 frame_sz, const void *src,
+		     struct pagefill_xdp_run_frame *f)
 {
 	unsigned char *hard_start = page_address(page);
 	/* Not zeroed as a whole: xdp_init_buff() and xdp_prepare_buff() set
@@ -615,28 +617,31 @@ u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 	struct xdp_buff *xdp = &buf.xdp;
 	u32 act, i;
 
-	buf.hash = hash;
-	buf.rss_type = rss_type;
+	memcpy(hard_start + f->off, src, f->len);
+	buf.hash = f->hash;
+	buf.rss_type = f->rss_type;
 	xdp_init_buff(xdp, frame_sz, rxq);
-	xdp_prepare_buff(xdp, hard_start, *off, *len, true);
+	xdp_prepare_buff(xdp, hard_start, f->off, f->len, true);
 	/* The caller passes at most PAGEFILL_XDP_MAX_FRAGS < MAX_SKB_FRAGS:
 	 * each is added.
 	 */
-	for (i = 0; i < *nr_frags && i < MAX_SKB_FRAGS; i++)
-		xdp_buff_add_frag(xdp, page_to_netmem(frags[i]), 0,
-				  frag_lens[i], frame_sz);
+	for (i = 0; i < f->nr_frags && i < MAX_SKB_FRAGS; i++)
+		xdp_buff_add_frag(xdp, page_to_netmem(f->frags[i]), 0,
+				  f->frag_lens[i], frame_sz);
 	act = bpf_prog_run_xdp(prog, xdp);
-	*off = (unsigned char *)xdp->data - hard_start;
-	*len = (unsigned char *)xdp->data_end - (unsigned char *)xdp->data;
+	f->off = (unsigned char *)xdp->data - hard_start;
+	f->len = (unsigned char *)xdp->data_end - (unsigned char *)xdp->data;
 	/* The program may have dropped fragments (bpf_xdp_adjust_tail(),
 	 * bpf_xdp_pull_data()): the core gave those back to the pool.
 	 */
-	*nr_frags = xdp_buff_has_frags(xdp) ?
-		xdp_get_shared_info_from_buff(xdp)->nr_frags : 0;
+	/* A program adds no fragment: a frame in one buffer stays in one. */
+	if (f->nr_frags)
+		f->nr_frags = xdp_buff_has_frags(xdp) ?
+			xdp_get_shared_info_from_buff(xdp)->nr_frags : 0;
 	/* The target the program chose lives in this CPU's redirect state,
 	 * which the next program run overwrites: it is acted on now.
 	 */
-	*redirect_err = act == XDP_REDIRECT ?
+	f->redirect_err = act == XDP_REDIRECT ?
 		xdp_do_redirect(rxq->dev, xdp, prog) : 0;
 	return act;
 }
@@ -720,11 +725,15 @@ void pagefill_xdp_return_frame(struct xdp_frame *frame)
 	xdp_return_frame(frame);
 }
 
-int pagefill_xdp_tx_map(struct net_device *dev, struct page *page, u32 off,
-			u32 len, dma_addr_t *dma)
+int pagefill_xdp_tx_sync(struct net_device *dev, struct page_pool *pool,
+			 struct page *page, u32 off, u32 len, dma_addr_t *dma)
 {
-	*dma = dma_map_page(dev->dev.parent, page, off, len, DMA_TO_DEVICE);
-	return dma_mapping_error(dev->dev.parent, *dma) ? -ENOMEM : 0;
+	if (pool->p.dev != dev->dev.parent)
+		return -EINVAL;
+	*dma = page_pool_get_dma_addr(page) + off;
+	dma_sync_single_for_device(pool->p.dev, *dma, len,
+				   page_pool_get_dma_dir(pool));
+	return 0;
 }
 
 void pagefill_xdp_exception(struct net_device *dev, const struct bpf_prog *prog,

@@ -38,6 +38,7 @@ mod rx_mailbox;
 mod rx_skb;
 mod rx_slot;
 mod rx_stats;
+mod rx_xdp;
 mod tx;
 
 /// A bound pagefill NIC.

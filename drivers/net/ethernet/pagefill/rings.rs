@@ -66,6 +66,31 @@ pub(crate) struct TxDesc {
     pub(crate) csum_start: u16,
 }
 
+impl TxDesc {
+    /// The descriptor of `len` bytes at `addr` for `group`, with `flags`
+    /// and, on a frame's first descriptor, `csum`'s checksum request (start,
+    /// offset); `None` for a length a descriptor cannot hold (0, or more
+    /// than 16 bits).
+    #[inline]
+    pub(crate) fn new(
+        addr: u64,
+        len: u32,
+        group: u16,
+        flags: u8,
+        csum: Option<(u16, u8)>,
+    ) -> Option<Self> {
+        let (csum_start, csum_offset) = csum.unwrap_or((0, 0));
+        Some(Self {
+            addr,
+            len: u16::try_from(len).ok().filter(|&l| l > 0)?,
+            group,
+            flags,
+            csum_offset,
+            csum_start,
+        })
+    }
+}
+
 /// A completion entry as read from the ring, not yet validated.
 ///
 /// # Invariants
@@ -193,6 +218,7 @@ impl QueueRings {
     /// 2^`shift` entries: `len` bytes at `addr` of a frame to `group`, with
     /// `flags` ([`abi::tx_flags`]) and, for a first descriptor with
     /// `CSUM`, where the checksum starts and goes.
+    #[inline]
     pub(crate) fn tx_write(&self, index: u32, shift: u32, d: &TxDesc) -> Result {
         let base = (index & ((1 << shift) - 1)) as usize * (abi::tx_desc::SIZE / 8);
         io_write!(&self.tx, [try: base], d.addr.to_le());

@@ -30,7 +30,7 @@ use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PagePool;
-use crate::net::xdp::{Prog, RxQueue, XdpBuf};
+use crate::net::xdp::{Prog, RxQueue, XdpRunner};
 use crate::rings::QueueRings;
 use crate::rings::{Rings, MAX_JOINED};
 use crate::rx_mailbox::MailSlot;
@@ -101,7 +101,8 @@ impl RxConfig {
 
 /// What the receive path owns while the interface is up.
 pub(crate) struct RxState {
-    pool: Option<PagePool>,
+    /// The pool the queue's buffers come from, while it has one.
+    pub(crate) pool: Option<PagePool>,
     /// Room for [`MAX_JOINED`] from install on: a join never allocates.
     groups: KVVec<Group>,
     /// Node tables of groups this queue finished leaving (bit per table),
@@ -135,7 +136,7 @@ pub(crate) struct RxState {
     pub(crate) xdp_rxq: Option<RxQueue>,
     /// The buffer frames are run through an XDP program in, kept from one
     /// frame to the next while programs drop or pass them.
-    pub(crate) xdp_buf: Option<XdpBuf>,
+    pub(crate) xdp_runner: XdpRunner,
 
     /// The offloads in force for this poll.
     pub(crate) offloads: RxOffloads,
@@ -172,7 +173,7 @@ impl RxState {
             report_lost: false,
             split: None,
             xdp_rxq: None,
-            xdp_buf: None,
+            xdp_runner: XdpRunner::new(),
             offloads: RxOffloads::default(),
             broken: None,
             alloc_failed: false,
@@ -202,7 +203,7 @@ impl RxState {
         self.num_queues = num_queues;
         self.pool = Some(pool);
         self.xdp_rxq = Some(xdp_rxq);
-        self.xdp_buf = None;
+        self.xdp_runner.clear();
         self.retired = 0;
         self.outstanding = 0;
         self.ring = ring;
@@ -210,17 +211,6 @@ impl RxState {
         self.head = 0;
         self.broken = None;
         Ok(())
-    }
-
-    /// The page pool the queue's buffers come from, while it has one.
-    pub(crate) fn pool(&self) -> Option<&PagePool> {
-        self.pool.as_ref()
-    }
-
-    /// A buffer to run frames through an XDP program in, from this queue's
-    /// pool (whose memory model the queue's XDP registration names).
-    pub(crate) fn alloc_xdp_buf(&self, ctx: &PollCtx<'_>) -> Option<XdpBuf> {
-        XdpBuf::alloc(self.pool.as_ref()?, ctx)
     }
 
     /// Takes every buffer back from the device, which `_reset` proves was
@@ -233,7 +223,7 @@ impl RxState {
             }
         }
         self.split = None;
-        self.xdp_buf = None;
+        self.xdp_runner.clear();
         self.xdp_rxq = None;
         self.retired = 0;
         self.outstanding = 0;
@@ -251,7 +241,7 @@ impl RxState {
             }
         }
         self.split = None;
-        self.xdp_buf = None;
+        self.xdp_runner.clear();
         self.xdp_rxq = None;
         self.retired = 0;
         self.outstanding = 0;

@@ -13,16 +13,14 @@
 //! buffer it could not finish is split on in the next.
 
 use crate::abi::{self, record, record_flags};
-use crate::groups;
-use crate::iface::ETH_HLEN;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PoolPage;
 use crate::net::skb::{HashL4, RxHash, SkBuff, MAX_FRAGS};
-use crate::net::xdp::{self, Action, Ran, XdpBuf};
 use crate::rings::RawCqe;
 use crate::rx::XdpPoll;
 use crate::rx::{RxOffloads, RxState};
+use crate::rx_stats::RxStats;
 use crate::udp_merge;
 
 /// Frames up to this size are copied; larger ones become fragments.
@@ -48,11 +46,11 @@ pub(crate) struct Split {
 
 /// A record of a written buffer, its header and frame inside the buffer
 /// and the frame at least an Ethernet header long.
-struct Record {
+pub(crate) struct Record {
     /// Offset of the frame (after the record header).
-    start: usize,
+    pub(crate) start: usize,
     /// Length of the frame.
-    len: usize,
+    pub(crate) len: usize,
     /// [`record_flags`].
     flags: u16,
     /// The header's last word: the frame's sequence number, or its flow
@@ -63,11 +61,11 @@ struct Record {
 /// What the device said of a frame besides its bytes, as far as the
 /// offloads in force let the stack rely on it.
 #[derive(Clone, Copy)]
-struct FrameMeta {
+pub(crate) struct FrameMeta {
     /// The device checked the layer 4 checksum and found it right.
-    csum_ok: bool,
+    pub(crate) csum_ok: bool,
     /// The flow hash, or none.
-    hash: RxHash,
+    pub(crate) hash: RxHash,
 }
 
 /// The kind of flow hash (value 0) of each combination of a record's hash
@@ -104,7 +102,7 @@ const _: () = assert!(
 impl Record {
     /// The record at `off` in the written bytes `data`, if it is whole.
     #[inline]
-    fn at(data: &[u8], off: usize) -> Option<Self> {
+    pub(crate) fn at(data: &[u8], off: usize) -> Option<Self> {
         let hdr = data.get(off..off + record::HEADER_SIZE)?;
         let le16 = |at: usize| u16::from_le_bytes([hdr[at], hdr[at + 1]]);
         let le32 = |at: usize| u32::from_le_bytes([hdr[at], hdr[at + 1], hdr[at + 2], hdr[at + 3]]);
@@ -119,13 +117,13 @@ impl Record {
 
     /// The frame, from the bytes `data` it was found in.
     #[inline]
-    fn frame<'a>(&self, data: &'a [u8]) -> &'a [u8] {
+    pub(crate) fn frame<'a>(&self, data: &'a [u8]) -> &'a [u8] {
         data.get(self.start..self.start + self.len).unwrap_or(&[])
     }
 
     /// Offset of the next record.
     #[inline]
-    fn next(&self) -> usize {
+    pub(crate) fn next(&self) -> usize {
         self.start - record::HEADER_SIZE + record::size(self.len)
     }
 
@@ -145,7 +143,7 @@ impl Record {
     /// What the stack may take from the device about this frame, under
     /// `offloads`.
     #[inline]
-    fn meta(&self, offloads: &RxOffloads) -> FrameMeta {
+    pub(crate) fn meta(&self, offloads: &RxOffloads) -> FrameMeta {
         FrameMeta {
             csum_ok: offloads.csum && self.csum_ok(),
             hash: if offloads.hash {
@@ -172,16 +170,39 @@ impl RxState {
             self.stats.bad += 1;
             return;
         }
-        let buf = &sp.buf;
+        let (off, frames, done) = match xdp {
+            Some(x) => self.split_xdp(dev, ctx, x, sp.buf.data(), sp.off, sp.frames),
+            None => self.split_skbs(dev, ctx, &sp.buf, sp.off, sp.frames),
+        };
+        if !done {
+            sp.off = off;
+            sp.frames = frames;
+            self.split = Some(sp);
+            return;
+        }
+        if frames != sp.cqe.frames() || off != bytes {
+            self.stats.bad += 1;
+        }
+        // `sp.buf`'s reference goes back to the pool here; fragments keep
+        // their own.
+    }
+
+    /// Splits the records of `buf` from offset `off` on into skbs while the
+    /// poll's budget lasts, `frames` of them split before; returns where
+    /// the next record starts, the records split, and whether the buffer is
+    /// done (`false`: the budget ran out).
+    fn split_skbs<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        ctx: &PollCtx<'_>,
+        buf: &PoolPage,
+        mut off: usize,
+        mut frames: u16,
+    ) -> (usize, u16, bool) {
         let data = buf.data();
-        let mut off = sp.off;
-        let mut frames = sp.frames;
         while off + record::HEADER_SIZE <= data.len() {
             if ctx.budget_left() == 0 {
-                sp.off = off;
-                sp.frames = frames;
-                self.split = Some(sp);
-                return;
+                return (off, frames, false);
             }
             let Some(rec) = Record::at(data, off) else {
                 self.stats.bad += 1;
@@ -190,12 +211,6 @@ impl RxState {
             // The device vouches for the checksum; the frame's bytes are
             // checked as any other (length here, headers by the stack).
             let meta = rec.meta(&self.offloads);
-            if let Some(x) = xdp {
-                frames = frames.saturating_add(1);
-                self.xdp_frame(dev, ctx, x, rec.frame(data), meta);
-                off = rec.next();
-                continue;
-            }
             if self.offloads.udp_merge && meta.csum_ok {
                 if let Some((n, next)) = self.merge_run(dev, ctx, buf, data, &rec) {
                     frames = frames.saturating_add(n);
@@ -212,7 +227,7 @@ impl RxState {
             };
             match skb {
                 Some(skb) => {
-                    self.hand_up(dev, ctx, skb, meta);
+                    hand_up(&mut self.stats, dev, ctx, skb, meta);
                     self.stats.packets += 1;
                     self.stats.bytes += rec.len as u64;
                 }
@@ -220,11 +235,7 @@ impl RxState {
             }
             off = rec.next();
         }
-        if frames != sp.cqe.frames() || off != bytes {
-            self.stats.bad += 1;
-        }
-        // `sp.buf`'s reference goes back to the pool here; fragments keep
-        // their own.
+        (off, frames, true)
     }
 
     /// With merging on: the run of one flow's datagrams from `first` on that
@@ -339,174 +350,6 @@ impl RxState {
         (skb.len() as usize == udp_merge::HEADERS + payload).then_some(skb)
     }
 
-    /// Hands a frame's skb to the stack through GRO, its checksum marked
-    /// checked if the device vouched for it, and counts which; with its flow
-    /// hash if it has one.
-    fn hand_up<T: Operations>(
-        &mut self,
-        dev: &Device<T>,
-        ctx: &PollCtx<'_>,
-        mut skb: SkBuff,
-        meta: FrameMeta,
-    ) {
-        skb.set_hash(meta.hash);
-        if meta.csum_ok {
-            skb.set_csum_unnecessary();
-            self.stats.csum_unnecessary += 1;
-        } else {
-            self.stats.csum_none += 1;
-        }
-        skb.eth_type_trans(dev);
-        ctx.gro_receive(skb);
-    }
-
-    /// A frame through XDP program `prog`: copied into `xdp_buf` after the
-    /// headroom XDP promises (the device packs frames with none), run
-    /// there, and dropped, handed up, sent back or redirected as the
-    /// program says. Frames handed up are copied out into an skb, so the
-    /// buffer serves the next frame; one sent back or redirected goes with
-    /// its buffer.
-    fn xdp_frame<T: Operations>(
-        &mut self,
-        dev: &Device<T>,
-        ctx: &PollCtx<'_>,
-        x: &XdpPoll<'_>,
-        frame: &[u8],
-        meta: FrameMeta,
-    ) {
-        let prog = x.prog;
-        let buf = match self.xdp_buf.take() {
-            Some(buf) => Some(buf),
-            None => self.alloc_xdp_buf(ctx),
-        };
-        let (Some(buf), Some(rxq), Some(pool)) = (buf, self.xdp_rxq.as_ref(), self.pool()) else {
-            self.stats.dropped += 1;
-            ctx.count_consumed();
-            return;
-        };
-        let multi_buf = frame.len() > buf.max_frame();
-        let (mut buf, v) = match buf.run(rxq, prog, frame, meta.hash, pool, ctx) {
-            Ran::Kept(buf, v) => (buf, v),
-            Ran::NotRun(buf) => {
-                // Longer than the MTU lets an XDP program see (`xdp_check`):
-                // the device's doing.
-                self.stats.bad += 1;
-                self.keep_xdp_buf(buf);
-                ctx.count_consumed();
-                return;
-            }
-            Ran::NoBuffer(buf) => {
-                self.stats.dropped += 1;
-                self.keep_xdp_buf(buf);
-                ctx.count_consumed();
-                return;
-            }
-            Ran::Redirected => {
-                self.count_xdp_seen(frame, multi_buf);
-                self.stats.xdp_redirect += 1;
-                x.redirected.set(true);
-                ctx.count_consumed();
-                return;
-            }
-            Ran::RedirectFailed(buf) => {
-                self.count_xdp_seen(frame, multi_buf);
-                // A redirect to several targets may have queued some
-                // before it failed: flushed all the same.
-                x.redirected.set(true);
-                prog.exception(dev, Action::Redirect);
-                self.stats.xdp_errors += 1;
-                self.keep_xdp_buf(buf);
-                ctx.count_consumed();
-                return;
-            }
-        };
-        self.count_xdp_seen(frame, multi_buf);
-        match v.act {
-            Action::Pass => {
-                // Copied whole, from its buffers, into one linear skb.
-                let head = buf.frame(&v);
-                let skb = (head.len() >= ETH_HLEN)
-                    .then(|| ctx.alloc_skb(v.total as u32))
-                    .flatten()
-                    .and_then(|mut skb| {
-                        Iterator::chain(core::iter::once(head), buf.frags())
-                            .try_for_each(|part| skb.put_data(part))
-                            .ok()
-                            .map(|()| skb)
-                    });
-                match skb {
-                    Some(skb) => {
-                        // The device's word holds for the bytes it checked:
-                        // a frame the program moved or cut is checked again.
-                        let kept = v.off == xdp::HEADROOM && v.total == frame.len();
-                        let meta = FrameMeta {
-                            csum_ok: meta.csum_ok && kept,
-                            ..meta
-                        };
-                        self.hand_up(dev, ctx, skb, meta);
-                        self.stats.xdp_pass += 1;
-                    }
-                    None => {
-                        self.stats.dropped += 1;
-                        ctx.count_consumed();
-                    }
-                }
-            }
-            Action::Drop => {
-                self.stats.xdp_drop += 1;
-                ctx.count_consumed();
-            }
-            Action::Aborted | Action::Invalid(_) => {
-                prog.exception(dev, v.act);
-                self.stats.xdp_aborted += 1;
-                ctx.count_consumed();
-            }
-            Action::Tx => {
-                ctx.count_consumed();
-                let group = groups::tx_group(buf.frame(&v));
-                let sent = match buf.map_for_tx(dev, &v) {
-                    Ok(f) => x.tx.lock().xmit_xdp(dev, x.rings, f, group),
-                    Err(b) => Err(b),
-                };
-                match sent {
-                    Ok(()) => {
-                        self.stats.xdp_tx += 1;
-                        return;
-                    }
-                    // The ring is full, or the mapping failed: dropped.
-                    Err(b) => {
-                        buf = b;
-                        prog.exception(dev, v.act);
-                        self.stats.xdp_errors += 1;
-                    }
-                }
-            }
-            // `run` carries out a redirect: a verdict never says one.
-            Action::Redirect => {
-                self.stats.xdp_errors += 1;
-                ctx.count_consumed();
-            }
-        }
-        self.keep_xdp_buf(buf);
-    }
-
-    /// Keeps `buf` for the next frame, its fragments back in the pool: the
-    /// pool's buffers serve the device too.
-    fn keep_xdp_buf(&mut self, mut buf: XdpBuf) {
-        buf.release_frags();
-        self.xdp_buf = Some(buf);
-    }
-
-    /// Counts a frame an XDP program saw as received, whatever it does with
-    /// it: XDP is the stack's first layer (the netdev queue statistics'
-    /// rule).
-    #[inline]
-    fn count_xdp_seen(&mut self, frame: &[u8], multi_buf: bool) {
-        self.stats.packets += 1;
-        self.stats.bytes += frame.len() as u64;
-        self.stats.xdp_multi_buf += u64::from(multi_buf);
-    }
-
     /// A short frame, copied whole into a small skb.
     fn copy_frame(&mut self, ctx: &PollCtx<'_>, frame: &[u8]) -> Option<SkBuff> {
         let mut skb = ctx.alloc_skb(frame.len() as u32)?;
@@ -536,4 +379,25 @@ impl RxState {
         self.stats.frags += 1;
         Some(skb)
     }
+}
+
+/// Hands a frame's skb to the stack through GRO, its checksum marked
+/// checked if the device vouched for it, and counts which in `stats`; with
+/// its flow hash if it has one.
+pub(crate) fn hand_up<T: Operations>(
+    stats: &mut RxStats,
+    dev: &Device<T>,
+    ctx: &PollCtx<'_>,
+    mut skb: SkBuff,
+    meta: FrameMeta,
+) {
+    skb.set_hash(meta.hash);
+    if meta.csum_ok {
+        skb.set_csum_unnecessary();
+        stats.csum_unnecessary += 1;
+    } else {
+        stats.csum_none += 1;
+    }
+    skb.eth_type_trans(dev);
+    ctx.gro_receive(skb);
 }

@@ -13,7 +13,7 @@ use crate::groups;
 use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations, Rtnl, XmitCtx};
-use crate::net::skb::{SkBuff, TxMapped, TX_MAX_PARTS};
+use crate::net::skb::{SkBuff, TxMapped, TxParts, TX_MAX_PARTS};
 use crate::net::xdp::{XdpBuf, XdpTxFrame};
 use crate::net::xdp_xmit::{XdpFrame, XdpFrameTx};
 use crate::rings::{QueueRings, TxDesc};
@@ -178,6 +178,7 @@ impl TxState {
         self.enabled
     }
 
+    #[inline]
     fn ring(&self) -> u32 {
         1 << self.shift
     }
@@ -241,6 +242,7 @@ impl TxState {
     }
 
     /// Descriptors free in the ring.
+    #[inline]
     fn free(&self) -> u32 {
         self.ring() - self.tail.wrapping_sub(self.clean)
     }
@@ -315,37 +317,64 @@ impl TxState {
     /// checksum request), the last as its end. The tail is not moved (the
     /// caller moves it past the descriptors, or leaves them unseen); the
     /// descriptors written, `None` if there were none or a write failed.
+    /// Inlined always (a descriptor's write is less than the call), as the
+    /// other steps of a frame's way out: at the kernel's opt-level "s"
+    /// rustc would call them.
+    #[inline(always)]
     fn write_parts(
         &self,
         rings: &QueueRings,
-        parts: impl Iterator<Item = (u64, u32)> + Clone,
+        parts: &TxParts,
         group: u16,
         csum: Option<(u16, u8)>,
     ) -> Option<u32> {
-        let n = parts.clone().filter(|(_, l)| *l > 0).count();
+        let sof = if csum.is_some() {
+            abi::tx_flags::SOF | abi::tx_flags::CSUM
+        } else {
+            abi::tx_flags::SOF
+        };
+        // Most frames are in one part: an XDP frame, a short skb.
+        if parts.len() != 1 {
+            return self.write_many(rings, parts, group, csum, sof);
+        }
+        let (addr, len) = parts.get(0)?;
+        let d = TxDesc::new(addr, len, group, sof | abi::tx_flags::EOF, csum)?;
+        rings.tx_write(self.tail, self.shift, &d).ok()?;
+        Some(1)
+    }
+
+    /// [`Self::write_parts`] for a frame in several parts, the first
+    /// flagged `sof`.
+    #[inline(never)]
+    fn write_many(
+        &self,
+        rings: &QueueRings,
+        parts: &TxParts,
+        group: u16,
+        csum: Option<(u16, u8)>,
+        sof: u8,
+    ) -> Option<u32> {
+        let n = parts.nonempty();
         let mut idx = self.tail;
-        let (csum_start, csum_offset) = csum.unwrap_or((0, 0));
-        for (i, (addr, len)) in parts.filter(|(_, l)| *l > 0).enumerate() {
-            let mut flags = 0;
-            if i == 0 {
-                flags |= abi::tx_flags::SOF;
-                if csum.is_some() {
-                    flags |= abi::tx_flags::CSUM;
-                }
+        let mut i = 0;
+        for j in 0..parts.len() {
+            let (addr, len) = parts.get(j)?;
+            if len == 0 {
+                continue;
             }
+            let mut flags = if i == 0 { sof } else { 0 };
             if i + 1 == n {
                 flags |= abi::tx_flags::EOF;
             }
-            let d = TxDesc {
-                addr,
-                len: u16::try_from(len).ok()?,
-                group,
-                flags,
-                csum_offset,
-                csum_start,
-            };
-            rings.tx_write(idx, self.shift, &d).ok()?;
+            rings
+                .tx_write(
+                    idx,
+                    self.shift,
+                    &TxDesc::new(addr, len, group, flags, csum)?,
+                )
+                .ok()?;
             idx = idx.wrapping_add(1);
+            i += 1;
         }
         (n > 0).then_some(n as u32)
     }
@@ -353,6 +382,7 @@ impl TxState {
     /// Records a frame of `descs` descriptors written at the tail, and moves
     /// the tail past them. The frame is freed at its first descriptor's
     /// completion's turn, once the device's done count passed all of them.
+    #[inline]
     fn push(&mut self, frame: TxFrame, descs: u32) {
         let slot = (self.tail & (self.ring() - 1)) as usize;
         self.slots[slot] = Some(TxSlot { frame, descs });
@@ -371,7 +401,7 @@ impl TxState {
         group: u16,
     ) -> core::result::Result<(), XdpBuf> {
         let descs = self
-            .xdp_fits(frame.len() as usize, frame.parts().count())
+            .xdp_fits(frame.len() as usize, frame.nr_parts())
             .then(|| self.write_parts(rings, frame.parts(), group, None))
             .flatten();
         let Some(descs) = descs else {
@@ -387,12 +417,14 @@ impl TxState {
     /// queued: the ring is enabled, the frame one the device takes, and the
     /// stack's frames keep their room (the stack stops its queue below that
     /// much, and would otherwise find the ring full).
+    #[inline]
     fn xdp_fits(&self, len: usize, parts: usize) -> bool {
         Self::xdp_frame_ok(len, parts) && self.xdp_room(parts)
     }
 
     /// Whether an XDP frame of `len` bytes in `parts` buffers is one the
     /// driver sends at all.
+    #[inline]
     fn xdp_frame_ok(len: usize, parts: usize) -> bool {
         (abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&len)
             && (1..=TX_MAX_PARTS).contains(&parts)
@@ -400,6 +432,7 @@ impl TxState {
 
     /// Whether the ring takes `parts` more descriptors of XDP now: it is
     /// enabled, and the stack's frames keep their room.
+    #[inline]
     fn xdp_room(&self, parts: usize) -> bool {
         self.enabled && self.free() as usize >= TX_MAX_PARTS + parts
     }

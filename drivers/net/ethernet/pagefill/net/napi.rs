@@ -112,7 +112,14 @@ impl<'a> PollCtx<'a> {
     /// frame handed to the stack is: the budget bounds the frames a poll
     /// processes, whatever becomes of them.
     pub fn count_consumed(&self) {
-        self.delivered.set(self.delivered.get().saturating_add(1));
+        self.count_consumed_n(1);
+    }
+
+    /// Counts `n` such frames at once.
+    #[inline]
+    pub fn count_consumed_n(&self, n: u32) {
+        let n = i32::try_from(n).unwrap_or(i32::MAX);
+        self.delivered.set(self.delivered.get().saturating_add(n));
     }
 
     /// Ends a poll that did `work`, if that is below the budget; returns

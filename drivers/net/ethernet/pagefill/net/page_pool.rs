@@ -63,6 +63,7 @@ impl PagePool {
     }
 
     /// Bytes of each buffer.
+    #[inline]
     pub fn buf_len(&self) -> usize {
         self.buf_len
     }

@@ -295,7 +295,7 @@ impl SkBuff {
         let head = len - frame.skb.data_len();
         // SAFETY: mapped above as a single buffer, for `dev`, `head` bytes;
         // the first part, of at most `TX_MAX_PARTS` (checked above).
-        unsafe { frame.parts.push_mapped(dma, head, false) };
+        unsafe { frame.parts.push_mapped(dma, head, TxMapping::Single) };
         for i in 0..frags as u32 {
             let (mut dma, mut flen) = (0, 0);
             // SAFETY: as above, for fragment `i` (< nr_frags).
@@ -309,7 +309,7 @@ impl SkBuff {
             }
             // SAFETY: mapped above as a page, for `dev`, `flen` bytes; at
             // most `TX_MAX_PARTS` parts (checked above).
-            unsafe { frame.parts.push_mapped(dma, flen, true) };
+            unsafe { frame.parts.push_mapped(dma, flen, TxMapping::Page) };
         }
         // INVARIANT: every part recorded was mapped above, for `dev`.
         Ok(frame)
@@ -328,22 +328,26 @@ pub const MAX_FRAGS: usize = kernel::bindings::MAX_SKB_FRAGS as usize;
 /// Most parts (the linear part and fragments) a frame is mapped in.
 pub const TX_MAX_PARTS: usize = 5;
 
+/// How a part of a frame was mapped for the device, and so how it is
+/// unmapped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TxMapping {
+    /// As a single buffer: an skb's linear part, a redirected frame's first
+    /// buffer.
+    Single,
+    /// As a page: an skb's or a redirected frame's fragment.
+    Page,
+    /// By the page pool the buffer belongs to, for as long as the pool has
+    /// it, and synced for the device: nothing to unmap (`XDP_TX`).
+    Pool,
+}
+
 /// One mapped part of a frame.
 #[derive(Clone, Copy)]
 struct TxPart {
     dma: u64,
     len: u32,
-    /// Mapped as a page (else as a single buffer: an skb's linear part, a
-    /// redirected frame's first buffer).
-    page: bool,
-}
-
-impl TxPart {
-    const EMPTY: Self = Self {
-        dma: 0,
-        len: 0,
-        page: false,
-    };
+    mapping: TxMapping,
 }
 
 /// The mappings of one frame's parts for a device to read, in order: an
@@ -352,19 +356,34 @@ impl TxPart {
 /// # Invariants
 ///
 /// `parts[..n]` are live mappings, for reading, of the parent device of one
-/// network device, each as a page or as a single buffer as `page` says.
+/// network device, each made as its `mapping` says.
 pub struct TxParts {
-    parts: [TxPart; TX_MAX_PARTS],
+    /// Written up to `n`: a frame's parts are recorded once each, and the
+    /// rest is never read.
+    parts: [core::mem::MaybeUninit<TxPart>; TX_MAX_PARTS],
     n: usize,
 }
 
 impl TxParts {
+    // Inlined, as the transmit paths' other steps: at the kernel's
+    // opt-level "s" rustc would call each, for more than its work.
+
     /// No part.
+    #[inline]
     pub const fn new() -> Self {
         Self {
-            parts: [TxPart::EMPTY; TX_MAX_PARTS],
+            parts: [const { core::mem::MaybeUninit::uninit() }; TX_MAX_PARTS],
             n: 0,
         }
+    }
+
+    /// The parts recorded.
+    #[inline]
+    fn live(&self) -> &[TxPart] {
+        let live = &self.parts[..self.n.min(TX_MAX_PARTS)];
+        // SAFETY: the first `n` entries were written by `push_mapped`, and
+        // `MaybeUninit<TxPart>` has `TxPart`'s layout.
+        unsafe { core::slice::from_raw_parts(live.as_ptr().cast::<TxPart>(), live.len()) }
     }
 
     /// Records the next part; `false` (and nothing recorded) if the frame
@@ -373,27 +392,63 @@ impl TxParts {
     /// # Safety
     ///
     /// `dma` maps `len` bytes for the parent of the network device the other
-    /// parts were mapped for, to read, as a page if `page` (else as a single
-    /// buffer), and only this value unmaps it.
-    pub unsafe fn push_mapped(&mut self, dma: u64, len: u32, page: bool) -> bool {
+    /// parts were mapped for, to read, as `mapping` says; only this value
+    /// unmaps it, and a [`TxMapping::Pool`] part stays mapped while the
+    /// value exists (its buffer belongs to the frame).
+    #[inline]
+    pub unsafe fn push_mapped(&mut self, dma: u64, len: u32, mapping: TxMapping) -> bool {
         let Some(slot) = self.parts.get_mut(self.n) else {
             return false;
         };
         // INVARIANT: the caller's guarantee.
-        *slot = TxPart { dma, len, page };
+        slot.write(TxPart { dma, len, mapping });
         self.n += 1;
         true
     }
 
     /// The parts, as (DMA address, length), in order; empty parts (a
     /// linear part with nothing in it) included.
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + Clone + '_ {
-        self.parts[..self.n].iter().map(|p| (p.dma, p.len))
+        self.live().iter().map(|p| (p.dma, p.len))
+    }
+
+    /// Part `i`, as (DMA address, length).
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<(u64, u32)> {
+        self.live().get(i).map(|p| (p.dma, p.len))
+    }
+
+    /// How many parts have bytes in them.
+    #[inline]
+    pub fn nonempty(&self) -> usize {
+        let mut n = 0;
+        for p in self.live() {
+            n += usize::from(p.len > 0);
+        }
+        n
+    }
+
+    /// How many parts there are.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether there is no part.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
     }
 
     /// Bytes in all parts.
+    #[inline]
     pub fn bytes(&self) -> u32 {
-        self.parts[..self.n].iter().map(|p| p.len).sum()
+        let mut bytes = 0u32;
+        for p in self.live() {
+            bytes = bytes.wrapping_add(p.len);
+        }
+        bytes
     }
 
     /// Unmaps every part from `dev`'s parent.
@@ -403,16 +458,16 @@ impl TxParts {
     /// The parts were mapped for `dev`, and the device will not read them
     /// again: it never saw them, it reported them done, or it was reset.
     pub unsafe fn unmap<T: Operations>(&mut self, dev: &Device<T>) {
-        for p in &self.parts[..self.n] {
+        for p in self.live() {
             // SAFETY: mapped for `dev`'s parent with this address and
-            // length, as a page or as a single buffer (type invariant, and
-            // the caller's guarantee of the device); not read any more (the
-            // caller's guarantee).
+            // length, as `mapping` says (type invariant, and the caller's
+            // guarantee of the device); not read any more (the caller's
+            // guarantee).
             unsafe {
-                if p.page {
-                    ffi::pagefill_tx_unmap_frag(dev.as_raw(), p.dma, p.len)
-                } else {
-                    ffi::pagefill_tx_unmap(dev.as_raw(), p.dma, p.len)
+                match p.mapping {
+                    TxMapping::Page => ffi::pagefill_tx_unmap_frag(dev.as_raw(), p.dma, p.len),
+                    TxMapping::Single => ffi::pagefill_tx_unmap(dev.as_raw(), p.dma, p.len),
+                    TxMapping::Pool => (),
                 }
             };
         }
@@ -442,10 +497,10 @@ pub struct TxMapped {
 }
 
 impl TxMapped {
-    /// The frame's parts, as (DMA address, length), in order; empty parts
-    /// (a linear part with nothing in it) included.
-    pub fn parts(&self) -> impl Iterator<Item = (u64, u32)> + Clone + '_ {
-        self.parts.iter()
+    /// The frame's parts, in order; an skb's empty linear part included.
+    #[inline]
+    pub fn parts(&self) -> &TxParts {
+        &self.parts
     }
 
     /// The frame's length.

@@ -11,7 +11,8 @@
 //! the poll); the per-queue registration the programs see as their receive
 //! queue ([`RxQueue`]); and the buffer a frame is run in ([`XdpBuf`]), a
 //! page pool buffer the CPU alone owns, with the headroom and tailroom XDP
-//! promises a program, where [`XdpBuf::run`] also carries out a redirect.
+//! promises a program, kept from frame to frame in an [`XdpRunner`], whose
+//! [`XdpRunner::run`] also carries out a redirect.
 //! Frames go out as [`XdpTxFrame`] (sent back, `XDP_TX`) and, redirected
 //! here from elsewhere, as [`super::xdp_xmit::XdpFrame`].
 
@@ -30,7 +31,7 @@ use crate::net::page_pool::PagePool;
 
 mod buf;
 
-pub use buf::{Ran, XdpBuf, XdpTxFrame, MAX_FRAGS};
+pub use buf::{Ran, Verdict, XdpBuf, XdpQueue, XdpRunner, XdpTxFrame, MAX_FRAGS};
 
 /// Bytes before a frame that a program may claim (`XDP_PACKET_HEADROOM`).
 pub const HEADROOM: usize = ffi::pagefill_xdp_room_PAGEFILL_XDP_HEADROOM as usize;

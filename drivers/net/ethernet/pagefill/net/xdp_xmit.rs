@@ -17,7 +17,7 @@ use kernel::{ffi::c_int, prelude::*};
 
 use crate::ffi;
 use crate::net::netdev::{Device, Operations};
-use crate::net::skb::{TxParts, TX_MAX_PARTS};
+use crate::net::skb::{TxMapping, TxParts, TX_MAX_PARTS};
 
 /// A frame an XDP program elsewhere redirected to this device, owned: when
 /// dropped, it goes back to the owner of its memory (`xdp_return_frame`).
@@ -82,7 +82,7 @@ impl XdpFrame {
         }
         // SAFETY: mapped above as a single buffer, for `dev`, to read; the
         // first of at most `TX_MAX_PARTS` parts (checked above).
-        unsafe { parts.push_mapped(dma, len, false) };
+        unsafe { parts.push_mapped(dma, len, TxMapping::Single) };
         for i in 0..frags as u32 {
             let (mut dma, mut flen) = (0, 0);
             // SAFETY: as above, for fragment `i` (< its fragments).
@@ -102,7 +102,7 @@ impl XdpFrame {
             }
             // SAFETY: mapped above as a page, for `dev`, to read; at most
             // `TX_MAX_PARTS` parts (checked above).
-            unsafe { parts.push_mapped(dma, flen, true) };
+            unsafe { parts.push_mapped(dma, flen, TxMapping::Page) };
         }
         // INVARIANT: every part of the frame mapped above, for reading.
         Ok(XdpFrameTx {
@@ -132,9 +132,10 @@ pub struct XdpFrameTx {
 }
 
 impl XdpFrameTx {
-    /// The frame's parts, as (bus address, length), in order.
-    pub fn parts(&self) -> impl Iterator<Item = (u64, u32)> + Clone + '_ {
-        self.parts.iter()
+    /// The frame's parts, in order.
+    #[inline]
+    pub fn parts(&self) -> &TxParts {
+        &self.parts
     }
 
     /// The frame's length.
