@@ -60,6 +60,10 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 if [ -z "$report_only" ]; then
+	# The commit measured, the first line of each raw file (report.py):
+	# "-dirty" if the tree had changes (taken before this run replaces its
+	# own results, which may be in the tree).
+	commit=$(git -C "$PF_TOP" describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
 	# A run replaces the folder's results: the report reads every raw file.
 	rm -rf "$out"/raw-*.txt "$out"/profile.* "$out"/run-*
 	"$PF_TOP/scripts/toolchain-root.sh" >/dev/null
@@ -80,9 +84,6 @@ if [ -z "$report_only" ]; then
 			--qemu-arg -plugin --qemu-arg "$bin/pf-insn.so,out=@RUN@/out/insn.log$3" \
 			-- "$env_line WHAT='$2' sh scripts/bench/guest.sh '$ko' '$bin'" >>"$out/raw-$1.txt"
 	}
-	# The commit measured, the first line of each raw file (report.py):
-	# "-dirty" if the tree had changes.
-	commit=$(git -C "$PF_TOP" describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
 	main=""
 	for w in $what; do [ "$w" = prof ] || main="$main $w"; done
 	main=${main# }
