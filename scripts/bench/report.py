@@ -80,6 +80,26 @@ def parse(path):
     return rows
 
 
+def raw_rows(d):
+    """Every raw line of DIR but the profile's, parsed."""
+    rows = []
+    for f in sorted(os.listdir(d)):
+        if f.startswith("raw-") and f.endswith(".txt") and f != "raw-prof.txt":
+            rows += parse(os.path.join(d, f))
+    return rows
+
+
+def load_profile(d):
+    """DIR/profile.tsv as {(nic, size, frames): {function: instructions}}."""
+    runs = {}
+    with open(os.path.join(d, "profile.tsv")) as f:
+        next(f)
+        for line in f:
+            nic, size, frames, func, n = line.rstrip("\n").split("\t")
+            runs.setdefault((nic, int(size), int(frames)), {})[func] = int(n)
+    return runs
+
+
 def med(xs):
     return statistics.median(xs) if xs else None
 
@@ -272,10 +292,7 @@ def commits(d):
 
 
 def report(d):
-    rows = []
-    for f in sorted(os.listdir(d)):
-        if f.startswith("raw-") and f.endswith(".txt") and f != "raw-prof.txt":
-            rows += parse(os.path.join(d, f))
+    rows = raw_rows(d)
     tot_rate, ker_rate, idle = idle_rates(rows)
     p = print
     p("# pagefill vs virtio-net: results\n")
@@ -542,12 +559,7 @@ def profile(d, system_map):
 
 def profile_report(d):
     """DIR/profile.tsv as markdown."""
-    runs = {}
-    with open(os.path.join(d, "profile.tsv")) as f:
-        next(f)
-        for line in f:
-            nic, size, frames, func, n = line.rstrip("\n").split("\t")
-            runs.setdefault((nic, int(size), int(frames)), {})[func] = int(n)
+    runs = load_profile(d)
     p = print
     p("# Instructions per delivered frame, by function\n")
     p("From `scripts/bench.sh` (its `prof` part): the pf-insn plugin's per-block execution counts "
@@ -616,10 +628,7 @@ def rst_table(name, title, head, rows):
 
 def rst(d):
     """The tables benchmarks.rst shows, from DIR's raw lines."""
-    rows = []
-    for f in sorted(os.listdir(d)):
-        if f.startswith("raw-") and f.endswith(".txt") and f != "raw-prof.txt":
-            rows += parse(os.path.join(d, f))
+    rows = raw_rows(d)
     tot_rate, ker_rate, _ = idle_rates(rows)
 
     def cost(nic, size, kind="cost"):
@@ -745,14 +754,8 @@ def rst(d):
         rst_table("bench-latency", "Round trip of a lone 64-byte frame, microseconds",
                   [["NIC"], ["rx-usecs"], ["end of", "transmission"], ["median of", "the runs'",
                    "medians"], ["lost"]], body)
-    tsv = os.path.join(d, "profile.tsv")
-    if os.path.exists(tsv):
-        runs = {}
-        with open(tsv) as f:
-            next(f)
-            for line in f:
-                nic, size, frames, func, cnt = line.rstrip("\n").split("\t")
-                runs.setdefault((nic, int(size), int(frames)), {})[func] = int(cnt)
+    if os.path.exists(os.path.join(d, "profile.tsv")):
+        runs = load_profile(d)
         # The cases the page discusses, narrow headings.
         short = {"pf": ["pagefill"], "pfmergeplain": ["merging,", "plain"],
                  "pfmerge": ["merging,", "UDP_GRO"], "vn": ["virtio-", "net"],

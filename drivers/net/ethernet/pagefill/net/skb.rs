@@ -406,14 +406,8 @@ impl TxParts {
         true
     }
 
-    /// The parts, as (DMA address, length), in order; empty parts (a
-    /// linear part with nothing in it) included.
-    #[inline]
-    pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + Clone + '_ {
-        self.live().iter().map(|p| (p.dma, p.len))
-    }
-
-    /// Part `i`, as (DMA address, length).
+    /// Part `i`, as (DMA address, length); an empty part (a linear part
+    /// with nothing in it) included.
     #[inline]
     pub fn get(&self, i: usize) -> Option<(u64, u32)> {
         self.live().get(i).map(|p| (p.dma, p.len))
