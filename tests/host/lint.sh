@@ -30,7 +30,7 @@ point() { # point NAME CMD...
 	fi
 }
 driver_rs=$(cd "$top" && git ls-files 'drivers/*.rs' 'include/*.rs' | sed "s|^|$top/|")
-c_files=$(cd "$top" && git ls-files 'drivers/*.c' 'drivers/*.h' 'include/*.h' | sed "s|^|$top/|")
+c_files=$(cd "$top" && git ls-files 'drivers/*.c' 'drivers/*.h' 'include/*.h' 'tests/kselftest/pf_*.c' | sed "s|^|$top/|")
 
 point "cargo fmt --check (device model, ABI crate)" cargo fmt --manifest-path "$top/Cargo.toml" --all --check
 point "cargo clippy -D warnings (device model, ABI crate)" \
@@ -46,7 +46,7 @@ clippy_build() { # clippy_build FLAVOUR
 point "driver builds with CLIPPY=1 and no warning: the newest rustc (toolchain root), clang-built test kernel" clippy_build fast
 point "driver builds with CLIPPY=1 and no warning: rustc 1.85 (the kernel's minimum), GCC-built stock Debian kernel" clippy_build debian
 # shellcheck disable=SC2086
-point "checkpatch.pl on the C helpers" \
+point "checkpatch.pl on the C helpers and test programs" \
 	"$top/scripts/in-root.sh" perl "$ksrc/scripts/checkpatch.pl" --no-tree --quiet -f $c_files
 # The in-tree change as a patch series, checked from the kernel tree. The
 # kselftest's BPF program is user-space C built for the BPF target, which

@@ -1,0 +1,80 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# xsk.sh [PAGEFILL_KO [FRAMES]]: AF_XDP sockets on pagefill. pf_xsk (built
+# here) attaches a native XDP program that redirects each queue's frames
+# to that queue's socket through an XSKMAP, one socket on every queue in
+# use, and checks what they receive. In copy mode, FRAMES frames (default
+# 200) from each of 31 streams reach the sockets complete, in order and
+# byte for byte, every queue's socket gets its share and the driver counts
+# each frame as redirected; once pf_xsk has gone, its program with it, the
+# stack receives again. Needs one NIC and the host agent.
+. "$(dirname "$0")/ktap.sh"
+ko=${1:-}
+frames=${2:-200}
+here=$(dirname "$0")
+host=pf_host
+pf_need_host
+xsk=$here/pf_xsk
+# In a kernel tree kselftest builds pf_xsk; run from this tree, it is
+# built here (its only dependencies are the kernel's UAPI headers).
+if [ ! -x "$xsk" ]; then
+	xsk=/tmp/pf_xsk
+	cc -O2 -o "$xsk" "$here/pf_xsk.c" || {
+		echo "1..0 # SKIP needs a C compiler and the kernel's UAPI headers for pf_xsk"
+		exit 4
+	}
+fi
+ktap_plan 6
+pf_log_mark
+pf_load "$ko"
+bdf=$(pf_nics | head -n 1)
+dev=$(ls "/sys/bus/pci/devices/$bdf/net")
+sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1"
+ip addr add 192.0.2.1/24 dev "$dev"
+ip link set "$dev" up
+mac=$(cat "/sys/class/net/$dev/address")
+queues=$(ethtool -l "$dev" | sed -n '/^Current/,$s/^Combined:[[:space:]]*//p')
+qlist=$(seq -s, 0 $((queues - 1)))
+total=$((31 * frames))
+qs() { pf_qsum "$dev" "rx_$1"; }
+
+# xsk_run FLAGS: pf_xsk with FLAGS on every queue while the generator
+# sends $frames frames of 64 bytes, their payload filled, from each of
+# nodes 1-31; its report is in /tmp/xsk.out.
+xsk_run() {
+	rm -f /tmp/pf_xsk.ready /tmp/gen.sent
+	# shellcheck disable=SC2086
+	PF_SINK_SENT=/tmp/gen.sent "$xsk" $1 -f -t 60 "$dev" "$qlist" "$total" >/tmp/xsk.out 2>&1 &
+	xsk_pid=$!
+	eventually test -f /tmp/pf_xsk.ready || { kill "$xsk_pid"; return 1; }
+	$host gen --nodes 1-31 --groups 0 --size 64 --fill 1 --count "$frames" \
+		--give-up-ms 20000 --dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 \
+		>/tmp/gen.out
+	gen_rc=$?
+	pf_sent
+	wait "$xsk_pid"
+	xsk_rc=$?
+	sed 's/^/# /' /tmp/xsk.out
+	[ "$gen_rc" -eq 0 ] || echo "# generator: $(cat /tmp/gen.out)"
+	[ "$gen_rc" -eq 0 ] && [ "$xsk_rc" -eq 0 ]
+}
+# every_socket MODE: each queue's socket was bound in MODE and received.
+every_socket() {
+	[ "$(grep -c "^queue [0-9]* mode $1 received [1-9]" /tmp/xsk.out)" -eq "$queues" ]
+}
+
+redirect0=$(qs xdp_redirect)
+ktap_check "copy mode: $total frames of 64 bytes from 31 streams reach sockets on $queues queues, complete, in order, byte for byte" \
+	xsk_run -c
+ktap_check "copy mode: the socket of each of the $queues queues received, none dropped" eval \
+	'every_socket copy && ! grep -q "dropped [1-9]" /tmp/xsk.out'
+ktap_check "the driver counted $total frames redirected" \
+	[ "$(($(qs xdp_redirect) - redirect0))" -eq "$total" ]
+ktap_check "pf_xsk gone, its program went with it" eval \
+	'! ip -d link show dev "$dev" | grep -q "prog/xdp"'
+ktap_check "the stack receives again: $total frames to a UDP socket, complete and in order" \
+	pf_send_streams "$frames"
+ktap_check "no kernel warning or error" pf_log_clean
+pf_unload
+ktap_finish
