@@ -36,8 +36,9 @@ pub const ID_MAGIC: u32 = u32::from_le_bytes(*b"PGFL");
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: additions that a driver of the same major may ignore.
 /// 1 added [`record_flags`]; 2 added [`rx_kind::FLUSHED`]; 3 added the
-/// flow hash ([`ctrl::RX_HASH`], [`record_flags::HASH`]).
-pub const VERSION_MINOR: u16 = 3;
+/// flow hash ([`ctrl::RX_HASH`], [`record_flags::HASH`]); 4 added chunk
+/// mode ([`reg::Q_CHUNK`], [`chunk_list`]).
+pub const VERSION_MINOR: u16 = 4;
 
 /// Groups (broadcast domains) on the fabric, and entries in the master table.
 pub const MAX_GROUPS: usize = 4096;
@@ -68,6 +69,11 @@ pub const NODE_TABLE_BYTES: usize = MAX_NODES * 8;
 /// buffers, queue status blocks): 256 bytes; buffers are also aligned to
 /// their size's page.
 pub const DMA_ALIGN: u64 = 256;
+
+/// Smallest room a chunk may give a frame ([`reg::Q_CHUNK`]).
+pub const MIN_CHUNK_ROOM: u32 = 64;
+/// Largest room a chunk may give a frame: what a record's length holds.
+pub const MAX_CHUNK_ROOM: u32 = 0xffff;
 
 /// Packs a major and minor version the way [`reg::VERSION`] reports them.
 pub const fn version(major: u16, minor: u16) -> u32 {
@@ -180,6 +186,11 @@ pub mod reg {
     /// Queue register, WO: transmit doorbell, the free-running count of
     /// descriptors the host has written.
     pub const Q_TX_TAIL: usize = 0x28;
+    /// Queue register (while disabled): 0 for buffer mode; otherwise chunk
+    /// mode, and the bytes the device may write at each chunk's address
+    /// ([`super::MIN_CHUNK_ROOM`]..=[`super::MAX_CHUNK_ROOM`]): the node
+    /// table entries of the queue's streams hold [`super::chunk_list`]s.
+    pub const Q_CHUNK: usize = 0x2c;
 
     /// Offset of register `r` of queue pair `q`.
     pub const fn queue(q: usize, r: usize) -> usize {
@@ -386,6 +397,35 @@ pub mod record_flags {
     /// With [`HASH`]: the hash covers UDP ports (as [`HASH_TCP`], for UDP).
     /// Never set with [`HASH_TCP`].
     pub const HASH_UDP: u16 = 1 << 4;
+    /// In a [`super::chunk_list`] entry: the frame goes on in the next
+    /// chunk (this chunk holds [`super::record::LEN`] bytes of it, the room).
+    pub const MORE: u16 = 1 << 5;
+}
+
+/// A chunk list, what a node-table entry of a queue in chunk mode
+/// ([`reg::Q_CHUNK`]) points to in place of a buffer: the host names up to
+/// [`chunk_list::MAX_CHUNKS`] chunks, each a DMA address anywhere in host
+/// memory, and the device writes one frame from the start of each (a frame
+/// longer than the room goes on in the next chunks, [`record_flags::MORE`]),
+/// and the frame's record header into the chunk's entry. The list is taken,
+/// reported and given back as a buffer is; it is [`DMA_ALIGN`]-aligned.
+pub mod chunk_list {
+    /// Bytes of a list: its header and [`MAX_CHUNKS`] entries.
+    pub const SIZE: usize = 1024;
+    /// u16 in the header, host writes: chunks the list names, 1..=[`MAX_CHUNKS`].
+    pub const COUNT: usize = 0;
+    /// Offset of the first entry.
+    pub const ENTRIES: usize = 16;
+    /// Bytes of an entry.
+    pub const ENTRY_SIZE: usize = 16;
+    /// Most chunks a list names.
+    pub const MAX_CHUNKS: usize = (SIZE - ENTRIES) / ENTRY_SIZE;
+    /// u64 in an entry, host writes: where the device writes the chunk's
+    /// bytes (any alignment).
+    pub const ADDR: usize = 0;
+    /// In an entry, device writes: the [`super::record`] header of the bytes
+    /// it wrote at [`ADDR`].
+    pub const RECORD: usize = 8;
 }
 
 /// The key of the device's flow hash ([`record_flags::HASH`]): the

@@ -94,6 +94,8 @@ pub struct QueueConfig {
     pub qsb_addr: u64,
     pub rx_vector: u16,
     pub tx_vector: u16,
+    /// `Q_CHUNK`: 0 in buffer mode, else the room of each chunk.
+    pub chunk_room: u32,
 }
 
 /// The NIC.
@@ -329,6 +331,7 @@ impl Nic {
                     reg::Q_QSB_LO => q.qsb_addr as u32,
                     reg::Q_QSB_HI => (q.qsb_addr >> 32) as u32,
                     reg::Q_VECTORS => u32::from(q.rx_vector) | u32::from(q.tx_vector) << 8,
+                    reg::Q_CHUNK => q.chunk_room,
                     _ => return Err(AccessError::NoRegister { offset: o as u64 }),
                 }
             }
@@ -397,6 +400,7 @@ impl Nic {
                         q.rx_vector = (v & 0xff) as u16;
                         q.tx_vector = ((v >> 8) & 0xff) as u16;
                     }
+                    reg::Q_CHUNK if cfg => q.chunk_room = v,
                     reg::Q_CQ_LO
                     | reg::Q_CQ_HI
                     | reg::Q_CQ_SHIFT
@@ -405,7 +409,8 @@ impl Nic {
                     | reg::Q_TX_SHIFT
                     | reg::Q_QSB_LO
                     | reg::Q_QSB_HI
-                    | reg::Q_VECTORS => {}
+                    | reg::Q_VECTORS
+                    | reg::Q_CHUNK => {}
                     reg::Q_ARM => {
                         if self.running() && qi < self.num_queues as usize {
                             self.arm(qi, v);
@@ -440,6 +445,8 @@ impl Nic {
             ok &= aligned(q.cq_addr) && aligned(q.tx_addr) && aligned(q.qsb_addr);
             ok &= ring_ok(q.cq_shift) && ring_ok(q.tx_shift);
             ok &= q.rx_vector < abi::MSIX_VECTORS && q.tx_vector < abi::MSIX_VECTORS;
+            ok &= q.chunk_room == 0
+                || (abi::MIN_CHUNK_ROOM..=abi::MAX_CHUNK_ROOM).contains(&q.chunk_room);
         }
         if !ok {
             error!(

@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use pagefill_abi::{self as abi, record, record_flags, rx_cqe, rx_flags, rx_kind};
+use pagefill_abi::{self as abi, chunk_list, record, record_flags, rx_cqe, rx_flags, rx_kind};
 
 use crate::dma::Memory;
 use crate::fabric;
@@ -64,9 +64,13 @@ pub struct StreamStats {
 struct Stream {
     /// DMA address of the buffer being filled; 0 when the stream has none.
     buf_addr: u64,
-    /// The buffer's contents so far.
+    /// The buffer's contents so far: records, in chunk mode one a chunk.
     staging: Vec<u8>,
     frames: u16,
+    /// In chunk mode, the chunks of the list being filled (empty in buffer
+    /// mode), and how many of them hold a record.
+    chunks: Vec<u64>,
+    pieces: usize,
     /// When the coalescing timer writes the buffer.
     deadline: Option<Instant>,
     /// Buffers taken from the entry since the group was joined or the
@@ -85,6 +89,8 @@ impl Stream {
             buf_addr: 0,
             staging: Vec::new(),
             frames: 0,
+            chunks: Vec::new(),
+            pieces: 0,
             deadline: None,
             taken: 0,
             starved: false,
@@ -116,6 +122,11 @@ pub struct RxEngine {
     open: Vec<u32>,
     /// Frames held by starved streams, all streams together.
     held_total: usize,
+}
+
+/// Chunks a frame of `len` bytes takes, `room` bytes a chunk.
+fn pieces(len: usize, room: usize) -> usize {
+    len.div_ceil(room)
 }
 
 fn stream_index(group: u16, node: u8) -> usize {
@@ -253,7 +264,10 @@ impl Nic {
         if usize::from(group) >= abi::MAX_GROUPS
             || usize::from(src) >= abi::MAX_NODES
             || !(abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&frame.len())
-            || record::size(frame.len()) > self.buf_size()
+            || match self.chunk_room(group, src) {
+                0 => record::size(frame.len()) > self.buf_size(),
+                room => pieces(frame.len(), room) > chunk_list::MAX_CHUNKS,
+            }
         {
             self.counters.drop_bad_frame += 1;
             return;
@@ -289,6 +303,45 @@ impl Nic {
                 None
             }
         }
+    }
+
+    /// The room of each chunk for the stream's queue, 0 in buffer mode.
+    fn chunk_room(&self, group: u16, src: u8) -> usize {
+        let q = abi::stream_queue(group, src, self.num_queues) as usize;
+        self.queues.get(q).map_or(0, |c| c.chunk_room as usize)
+    }
+
+    /// The stream takes `addr` from its entry; in chunk mode it reads the
+    /// list's chunks. False if it cannot (the list is malformed, a driver
+    /// bug: the device enters the fatal state).
+    fn adopt(&mut self, s: &mut Stream, group: u16, src: u8, addr: u64) -> bool {
+        s.buf_addr = addr;
+        s.chunks.clear();
+        if self.chunk_room(group, src) == 0 {
+            return true;
+        }
+        let mut list = [0u8; chunk_list::SIZE];
+        if let Err(e) = self.mem.read(addr, &mut list) {
+            self.dma_failed("reading a chunk list", e);
+            return false;
+        }
+        let at = chunk_list::COUNT;
+        let count = usize::from(u16::from_le_bytes([list[at], list[at + 1]]));
+        if !(1..=chunk_list::MAX_CHUNKS).contains(&count) {
+            log::error!("driver bug: chunk list {addr:#x} names {count} chunks");
+            self.set_fatal();
+            return false;
+        }
+        s.chunks.extend(
+            list[chunk_list::ENTRIES..]
+                .chunks_exact(chunk_list::ENTRY_SIZE)
+                .take(count)
+                .map(|e| {
+                    let a = &e[chunk_list::ADDR..chunk_list::ADDR + 8];
+                    u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]])
+                }),
+        );
+        true
     }
 
     fn hold(&mut self, s: &mut Stream, seq: u32, eot: bool, frame: &[u8]) {
@@ -346,14 +399,22 @@ impl Nic {
                     return self.hold(s, seq, eot, frame);
                 }
                 Some(a) => {
-                    s.buf_addr = a;
                     s.taken = s.taken.wrapping_add(1);
                     self.post(group, src, rx_kind::CLAIM, 0, a, 0, 0, s.taken);
+                    if !self.adopt(s, group, src, a) {
+                        return;
+                    }
                 }
                 None => return,
             }
         }
-        if s.staging.len() + record::size(frame.len()) > self.buf_size() {
+        let room = self.chunk_room(group, src);
+        let buf_size = self.buf_size();
+        let fits = |s: &Stream| match room {
+            0 => s.staging.len() + record::size(frame.len()) <= buf_size,
+            room => s.pieces + pieces(frame.len(), room) <= s.chunks.len(),
+        };
+        if !fits(s) && s.pieces > 0 {
             match self.take_entry(node_table, src) {
                 Some(0) => {
                     self.close(s, group, src, rx_flags::FULL | rx_flags::STARVED);
@@ -363,15 +424,20 @@ impl Nic {
                 Some(next) => {
                     s.taken = s.taken.wrapping_add(1);
                     self.close(s, group, src, rx_flags::FULL | rx_flags::NEXT_TAKEN);
-                    s.buf_addr = next;
+                    if !self.adopt(s, group, src, next) {
+                        return;
+                    }
                 }
                 None => return,
             }
         }
-        let off = s.staging.len();
-        s.staging.resize(off + record::size(frame.len()), 0);
-        let hdr = &mut s.staging[off..off + record::HEADER_SIZE];
-        hdr[record::LEN..record::LEN + 2].copy_from_slice(&(frame.len() as u16).to_le_bytes());
+        if !fits(s) {
+            // A chunk list too short for the frame even empty: the frame
+            // cannot be placed.
+            self.counters.drop_bad_frame += 1;
+            s.stats.dropped += 1;
+            return;
+        }
         let mut flags = if crate::csum::l4_checksum_ok(frame) {
             record_flags::L4_CSUM_OK
         } else {
@@ -384,11 +450,29 @@ impl Nic {
                 flags |= hash_flags;
             }
         }
-        hdr[record::FLAGS..record::FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
-        // The sequence number's word, or the hash in its place.
-        hdr[record::SEQ..record::SEQ + 4].copy_from_slice(&word.to_le_bytes());
-        let data = off + record::HEADER_SIZE;
-        s.staging[data..data + frame.len()].copy_from_slice(frame);
+        // One record, or in chunk mode one a chunk, each but the last with
+        // MORE: the frame goes on in the next.
+        let piece_len = if room == 0 { frame.len() } else { room };
+        let mut rest = frame;
+        while !rest.is_empty() {
+            let (piece, tail) = rest.split_at(rest.len().min(piece_len));
+            rest = tail;
+            let more = if rest.is_empty() {
+                0
+            } else {
+                record_flags::MORE
+            };
+            let off = s.staging.len();
+            s.staging.resize(off + record::size(piece.len()), 0);
+            let hdr = &mut s.staging[off..off + record::HEADER_SIZE];
+            hdr[record::LEN..record::LEN + 2].copy_from_slice(&(piece.len() as u16).to_le_bytes());
+            hdr[record::FLAGS..record::FLAGS + 2].copy_from_slice(&(flags | more).to_le_bytes());
+            // The sequence number's word, or the hash in its place.
+            hdr[record::SEQ..record::SEQ + 4].copy_from_slice(&word.to_le_bytes());
+            let data = off + record::HEADER_SIZE;
+            s.staging[data..data + piece.len()].copy_from_slice(piece);
+            s.pieces += 1;
+        }
         s.frames += 1;
         if s.deadline.is_none() {
             s.deadline = Some(now + Duration::from_micros(u64::from(self.coalesce_usecs)));
@@ -420,12 +504,19 @@ impl Nic {
     /// completion; the stream then holds no buffer.
     fn close(&mut self, s: &mut Stream, group: u16, src: u8, flags: u8) {
         let addr = s.buf_addr;
-        self.faults
-            .corrupt_records(&mut s.staging, s.frames, &mut self.counters);
-        if let Err(e) = self.mem.write(addr, &s.staging) {
-            return self.dma_failed("writing a receive buffer", e);
-        }
-        let bytes = s.staging.len() as u32;
+        let bytes = if s.chunks.is_empty() {
+            self.faults
+                .corrupt_records(&mut s.staging, s.frames, &mut self.counters);
+            if let Err(e) = self.mem.write(addr, &s.staging) {
+                return self.dma_failed("writing a receive buffer", e);
+            }
+            s.staging.len() as u32
+        } else {
+            match self.write_chunks(s) {
+                Some(bytes) => bytes,
+                None => return,
+            }
+        };
         self.counters.rx_frames += u64::from(s.frames);
         self.counters.rx_bytes += u64::from(bytes);
         self.counters.rx_buffers += 1;
@@ -443,10 +534,37 @@ impl Nic {
         s.buf_addr = 0;
         s.staging.clear();
         s.frames = 0;
+        s.chunks.clear();
+        s.pieces = 0;
         s.deadline = None;
         if flags & (rx_flags::EOT | rx_flags::TIMEOUT) != 0 && self.faults.claim_held() {
             self.lie_about_posted_buffer(s, group, src);
         }
+    }
+
+    /// Writes a chunk list's records: each record's bytes to its chunk, its
+    /// header to the chunk's entry. Returns the frame bytes written, `None`
+    /// after a refused DMA write.
+    fn write_chunks(&mut self, s: &Stream) -> Option<u32> {
+        let mut off = 0;
+        let mut bytes = 0;
+        for (i, &chunk) in s.chunks.iter().enumerate().take(s.pieces) {
+            let hdr = &s.staging[off..off + record::HEADER_SIZE];
+            let len = usize::from(u16::from_le_bytes([hdr[record::LEN], hdr[record::LEN + 1]]));
+            let data = &s.staging[off + record::HEADER_SIZE..off + record::HEADER_SIZE + len];
+            let entry = s.buf_addr + (chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE) as u64;
+            let written = self
+                .mem
+                .write(chunk, data)
+                .and_then(|()| self.mem.write(entry + chunk_list::RECORD as u64, hdr));
+            if let Err(e) = written {
+                self.dma_failed("writing a chunk", e);
+                return None;
+            }
+            bytes += len as u32;
+            off += record::size(len);
+        }
+        Some(bytes)
     }
 
     /// The claim-held fault's chance: the stream holds no buffer now, and
@@ -479,9 +597,9 @@ impl Nic {
         if self.faults.takes_after_lie() {
             // The take a slow host's read of the lie comes after.
             if let Some(a) = self.take_entry(node_table, src).filter(|&a| a != 0) {
-                s.buf_addr = a;
                 s.taken = ahead;
                 self.post(group, src, rx_kind::CLAIM, 0, a, 0, 0, ahead);
+                self.adopt(s, group, src, a);
             }
         }
     }
