@@ -21,14 +21,15 @@
 #   --sizes LIST   frame sizes (default "64 128 256 512 1024 1500")
 #   --rates LIST   offered rates, frames/s, for the loss runs (default
 #                  "2000 5000 10000 20000 50000 0"; 0 is unpaced)
-#   --what LIST    parts (default all): cost page gro merge multi xdp xdprate rate mem coal in one
+#   --what LIST    parts (default all): cost page gro merge multi xdp xsk xdprate rate mem coal in one
 #                  boot (raw-PARTS.txt), and prof in a second one with
 #                  per-block instruction counts (raw-prof.txt, profile.*)
-#   --nics LIST    NICs of the cost, xdp and prof parts (default "pf vn";
+#   --nics LIST    NICs of the cost, xdp, xsk and prof parts (default "pf vn";
 #                  "pf" boots no virtio-net NIC)
 #   --xdp-acts LIST, --xdp-sizes LIST
 #                  the xdp part's actions and sizes (default "drop tx pass",
-#                  "64 1500"; the prof part's XDP cases take the sizes too)
+#                  "64 1500"; the xsk part and the prof part's XDP cases
+#                  take the sizes too)
 #   --prof LIST    the prof part's cases (default "socket page merge xdp")
 #   --keep-runs    keep the run folders (run-NAME/: console, plugin output,
 #                  the prof part's per-block counts) for a closer look
@@ -37,7 +38,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 out=$PF_TOP/Documentation/networking/device_drivers/ethernet/pagefill/bench runs=5 count=20000 sizes="64 128 256 512 1024 1500"
-rates="2000 5000 10000 20000 50000 0" what="cost page gro merge multi xdp xdprate rate mem coal prof" report_only=""
+rates="2000 5000 10000 20000 50000 0" what="cost page gro merge multi xdp xsk xdprate rate mem coal prof" report_only=""
 keep_runs="" nics="pf vn" xdp_acts="drop tx pass" xdp_sizes="64 1500" prof="socket page merge xdp"
 while [ $# -gt 0 ]; do
 	case "$1" in

@@ -183,12 +183,17 @@ struct xdp_rxq_info;
 /* The command of an ndo_bpf call, and for XDP_SETUP_PROG its program. */
 enum pagefill_bpf_command {
 	PAGEFILL_BPF_SETUP_PROG,
+	PAGEFILL_BPF_SETUP_XSK_POOL,
 	PAGEFILL_BPF_OTHER,
 };
 
 enum pagefill_bpf_command pagefill_netdev_bpf_command(const struct netdev_bpf *bpf);
 struct bpf_prog *pagefill_netdev_bpf_prog(const struct netdev_bpf *bpf);
 struct netlink_ext_ack *pagefill_netdev_bpf_extack(const struct netdev_bpf *bpf);
+/* XDP_SETUP_XSK_POOL: the pool (NULL to unbind) and its queue. */
+struct xsk_buff_pool;
+struct xsk_buff_pool *pagefill_netdev_bpf_xsk_pool(const struct netdev_bpf *bpf);
+u16 pagefill_netdev_bpf_xsk_queue(const struct netdev_bpf *bpf);
 bool pagefill_bpf_prog_has_frags(const struct bpf_prog *prog);
 void pagefill_bpf_prog_put(struct bpf_prog *prog);
 void pagefill_extack_set_msg(struct netlink_ext_ack *extack, const char *msg);
@@ -274,6 +279,7 @@ enum pagefill_xdp_features {
 	PAGEFILL_XDP_ACT_NDO_XMIT = NETDEV_XDP_ACT_NDO_XMIT,
 	PAGEFILL_XDP_ACT_RX_SG = NETDEV_XDP_ACT_RX_SG,
 	PAGEFILL_XDP_ACT_NDO_XMIT_SG = NETDEV_XDP_ACT_NDO_XMIT_SG,
+	PAGEFILL_XDP_ACT_XSK_ZEROCOPY = NETDEV_XDP_ACT_XSK_ZEROCOPY,
 };
 
 /* The flags of an ndo_xdp_xmit call (net/xdp.h's, checked there). */
@@ -301,6 +307,65 @@ enum pagefill_xdp_room {
  */
 int pagefill_xdp_tx_sync(struct net_device *dev, struct page_pool *pool,
 			 struct page *page, u32 off, u32 len, dma_addr_t *dma);
+/* The CPU wrote @len bytes of @page, a buffer of @pool: for the device. */
+void pagefill_page_pool_dma_sync_for_device(const struct page_pool *pool,
+					    struct page *page, u32 len);
+/* AF_XDP zero-copy: an XSK buffer pool bound to a queue, its buffers. */
+/* Maps @pool for the device behind @dev (its parent). */
+int pagefill_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct net_device *dev);
+void pagefill_xsk_pool_dma_unmap(struct xsk_buff_pool *pool);
+u32 pagefill_xsk_pool_get_rx_frame_size(struct xsk_buff_pool *pool);
+struct xdp_buff *pagefill_xsk_buff_alloc(struct xsk_buff_pool *pool);
+void pagefill_xsk_buff_free(struct xdp_buff *xdp);
+dma_addr_t pagefill_xsk_buff_xdp_get_dma(struct xdp_buff *xdp);
+void pagefill_xsk_buff_dma_sync_for_cpu(struct xdp_buff *xdp);
+void pagefill_xsk_set_rx_need_wakeup(struct xsk_buff_pool *pool, bool on);
+/*
+ * Takes up to @max frames from the TX ring of @pool's socket (released:
+ * each is reported done, in order, by xsk_tx_completed()); returns how
+ * many. pagefill_xsk_tx_desc() reads frame @i of them: its DMA address
+ * (synced for the device), its length and its first ETH_ALEN bytes (0s
+ * past the frame).
+ */
+u32 pagefill_xsk_tx_take(struct xsk_buff_pool *pool, u32 max);
+void pagefill_xsk_tx_desc(struct xsk_buff_pool *pool, u32 i, dma_addr_t *dma,
+			  u32 *len, u8 *dst);
+void pagefill_xsk_tx_completed(struct xsk_buff_pool *pool, u32 n);
+void pagefill_xsk_set_tx_need_wakeup(struct xsk_buff_pool *pool);
+/*
+ * An xdp_rxq_info for queue @queue of @dev whose frames are @pool's
+ * buffers (MEM_TYPE_XSK_BUFF_POOL), given to the pool for its buffers;
+ * ERR_PTR on failure. Freed by pagefill_xdp_rxq_free().
+ */
+struct xdp_rxq_info *pagefill_xsk_rxq_new(struct net_device *dev,
+					  unsigned int queue,
+					  struct napi_struct *napi,
+					  struct xsk_buff_pool *pool);
+
+/* What became of a frame pagefill_xsk_run() ran a program on. */
+enum pagefill_xsk_verdict {
+	PAGEFILL_XSK_REDIRECT,
+	PAGEFILL_XSK_PASS,
+	PAGEFILL_XSK_TX,
+	PAGEFILL_XSK_DROP,
+	PAGEFILL_XSK_ABORTED,
+	/* a redirect or transmit that failed, or no skb for a pass */
+	PAGEFILL_XSK_ERROR,
+};
+
+/*
+ * Runs @prog (NULL: none, as XDP_PASS) on the @len bytes the device wrote
+ * in the XSK buffer @xdp, with flow hash @hash of @rss_type (enum
+ * pagefill_rss, 0 for none) for bpf_xdp_metadata_rx_hash(), and carries
+ * out the verdict: the buffer is redirected, copied into *@skb (for
+ * XDP_PASS), sent back through the device's ndo_xdp_xmit (XDP_TX), or
+ * given back to its pool; it is the caller's no more in any case.
+ */
+enum pagefill_xsk_verdict pagefill_xsk_run(struct bpf_prog *prog,
+					   struct xdp_buff *xdp, u32 len,
+					   u32 hash, u32 rss_type,
+					   struct sk_buff **skb);
+
 /* trace_xdp_exception(), after bpf_warn_invalid_xdp_action() if @invalid. */
 void pagefill_xdp_exception(struct net_device *dev, const struct bpf_prog *prog,
 			    u32 act, bool invalid);

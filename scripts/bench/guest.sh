@@ -13,7 +13,8 @@
 #       buffers; pfgro, vngro for a UDP_GRO socket; pfmerge, pfmergeplain
 #       for pagefill with rx-udp-merge and a UDP_GRO or a plain socket;
 #       pfxdpACT, vnxdpACT with a native XDP program, ACT drop, tx or pass,
-#       and "frames F", the frames it saw)
+#       and "frames F", the frames it saw; pfxskMODE, vnxskMODE to an
+#       AF_XDP socket, MODE zc or copy)
 #   rate nic N size S offered O run R [seen F] received F ... gen ...
 #       (N: pf, vn; pfxdpACT, vnxdpACT with a native XDP program, ACT drop
 #       or tx, and "seen F", the frames it saw)
@@ -23,9 +24,9 @@
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
-# gro, merge, multi, xdp, xdprate, rate, mem, coal, prof), NICS (of the
-# cost and xdp parts: default "pf vn"; "pf" needs no virtio-net NIC),
-# XDP_ACTS and XDP_SIZES (of the xdp part: default "drop tx pass" and
+# gro, merge, multi, xdp, xsk, xdprate, rate, mem, coal, prof), NICS (of the
+# cost, xdp and xsk parts: default "pf vn"; "pf" needs no virtio-net NIC),
+# XDP_ACTS and XDP_SIZES (of the xdp part, the sizes also the xsk part's: default "drop tx pass" and
 # "64 1500"), PROF (the prof part's cases: default "socket page merge
 # xdp").
 set -e
@@ -246,6 +247,42 @@ if echo "$what" | grep -qw xdp; then
 				done
 			done
 			xdp_detach
+		done
+	done
+fi
+
+# xsk: AF_XDP: pf_xsk (tests/kselftest/pf_xsk.c) receives every frame of a
+# run on a socket of the NIC's queue through its own XSKMAP redirect, in
+# zero-copy mode ("pfxskzc", "vnxskzc") and in copy mode ("...xskcopy");
+# a NIC that does not bind in a mode is skipped, and says so.
+# xsk_sink NIC FLAGS COUNT REQUEST: pf_xsk's run; prints as sink does.
+xsk_sink() {
+	if [ "$1" = pf ]; then xsk_dev=$pf; else xsk_dev=$vn; fi
+	drops=$(es dev_drop_overflow)
+	# shellcheck disable=SC2086
+	out=$("$bin/pf_xsk" $2 -t 3 -R "$4" "$xsk_dev" 0 "$3" 2>/tmp/xsk.err) || true
+	case "$out" in
+	*" request "*) ;;
+	*) echo "# $xsk_dev: no AF_XDP socket ($2): $(tail -n 1 /tmp/xsk.err)"; return 1 ;;
+	esac
+	id=${out##* request }
+	ins=$(marks)
+	gen=$(answer "$id")
+	echo "${out% request *} $ins overflow $(($(es dev_drop_overflow) - drops)) gen $gen"
+}
+if echo "$what" | grep -qw xsk; then
+	for nic in $nics; do
+		for mode in zc copy; do
+			flags=-z
+			[ "$mode" = zc ] || flags=-c
+			# Binding restarts pagefill's queue: one unrecorded run
+			# first, for the pools and the sink's pages.
+			xsk_sink "$nic" "$flags" 2000 "$(gen_req "$nic" 64 2000 0)" >/dev/null || continue
+			for size in $xdp_sizes; do
+				for r in $(seq "$runs"); do
+					echo "cost nic ${nic}xsk$mode size $size run $r $(xsk_sink "$nic" "$flags" "$count" "$(gen_req "$nic" "$size" "$count" 0)")"
+				done
+			done
 		done
 	done
 fi

@@ -38,7 +38,9 @@ NICS = {"pf": "pagefill", "vn": "virtio-net", "pfpage": "pagefill, one-page buff
         "pfmergeplain": "pagefill merging, plain socket",
         "pfxdpdrop": "pagefill XDP_DROP", "vnxdpdrop": "virtio-net XDP_DROP",
         "pfxdptx": "pagefill XDP_TX", "vnxdptx": "virtio-net XDP_TX",
-        "pfxdppass": "pagefill XDP_PASS", "vnxdppass": "virtio-net XDP_PASS"}
+        "pfxdppass": "pagefill XDP_PASS", "vnxdppass": "virtio-net XDP_PASS",
+        "pfxskzc": "pagefill AF_XDP zero-copy", "vnxskzc": "virtio-net AF_XDP zero-copy",
+        "pfxskcopy": "pagefill AF_XDP copy", "vnxskcopy": "virtio-net AF_XDP copy"}
 # The ratios the cost tables give: (numerator, denominator, heading).
 RATIOS = [("pf", "vn", "pagefill/virtio-net"), ("pfpage", "vn", "one page/virtio-net"),
           ("pfgro", "vngro", "pagefill/virtio-net"),
@@ -48,7 +50,11 @@ RATIOS = [("pf", "vn", "pagefill/virtio-net"), ("pfpage", "vn", "one page/virtio
           ("pfxdpdrop", "vnxdpdrop", "XDP_DROP: pagefill/virtio-net"),
           ("pfxdpdrop", "pf", "pagefill: XDP_DROP/socket"),
           ("pfxdptx", "vnxdptx", "XDP_TX: pagefill/virtio-net"),
-          ("pfxdppass", "pf", "pagefill: XDP_PASS/no program")]
+          ("pfxdppass", "pf", "pagefill: XDP_PASS/no program"),
+          ("pfxskzc", "pf", "pagefill: AF_XDP zero-copy/UDP socket"),
+          ("pfxskzc", "vnxskzc", "AF_XDP zero-copy: pagefill/virtio-net"),
+          ("pfxskzc", "vnxskcopy", "pagefill zero-copy/virtio-net copy"),
+          ("pfxskcopy", "vnxskcopy", "AF_XDP copy: pagefill/virtio-net")]
 
 
 def parse(path):
@@ -338,6 +344,17 @@ def report(d):
           "ratios. Lost and delivered rate are not measured for XDP_DROP and XDP_TX (\"-\").\n")
         cost_table(xdp, ("pfxdpdrop", "vnxdpdrop", "pfxdptx", "vnxdptx", "pfxdppass",
                          "vnxdppass", "pf"), tot_rate, ker_rate)
+    xsk = [x for k, x in rows if k == "cost" and (x["nic"].startswith(("pfxsk", "vnxsk"))
+                                                 or x["nic"] == "pf")]
+    if any(x["nic"] != "pf" for x in xsk):
+        p("## 1e. AF_XDP (unpaced senders)\n")
+        p("`pf_xsk` (`tests/kselftest/pf_xsk.c`) receives every frame of the run on an AF_XDP "
+          "socket of the NIC's queue, fed by its own XSKMAP redirect program, and checks each "
+          "stream's order, in zero-copy mode (the device writes each frame into a buffer of "
+          "the socket's umem) and in copy mode (the core copies it there). A NIC that does not "
+          "bind in a mode has no row. pagefill's UDP socket path (above) for the ratios.\n")
+        cost_table(xsk, ("pfxskzc", "vnxskzc", "pfxskcopy", "vnxskcopy", "pf"), tot_rate,
+                   ker_rate)
     multi = [x for k, x in rows if k == "multi"]
     if multi:
         p("## 1c. With 31 streams (nodes 1-31 of group 0, unpaced)\n")
@@ -697,6 +714,20 @@ def rst(d):
                    ["XDP_DROP", "pagefill /", "virtio-net"], ["XDP_TX", "pagefill /", "virtio-net"],
                    ["pagefill", "XDP_DROP /", "socket"], ["pagefill", "XDP_PASS /", "no program"]],
                   body)
+    body = []
+    for s in sizes("cost", "pfxskzc"):
+        c = {k: cost(k, s) for k in ("pfxskzc", "vnxskzc", "pfxskcopy", "vnxskcopy", "pf")}
+        body.append([s] + [n(v) for v in c.values()] +
+                    [r(c["pfxskzc"], c["pf"]), r(c["pfxskzc"], c["vnxskzc"]),
+                     r(c["pfxskzc"], c["vnxskcopy"]), r(c["pfxskcopy"], c["vnxskcopy"])])
+    if body:
+        rst_table("bench-xsk", "Guest instructions per frame to an AF_XDP socket",
+                  [["size", "bytes"], ["pagefill", "zero-copy"], ["virtio-net", "zero-copy"],
+                   ["pagefill", "copy"], ["virtio-net", "copy"], ["pagefill,", "UDP", "socket"],
+                   ["pagefill", "zero-copy /", "UDP socket"],
+                   ["pagefill", "zero-copy /", "virtio-net", "zero-copy"],
+                   ["pagefill", "zero-copy /", "virtio-net", "copy"],
+                   ["copy:", "pagefill /", "virtio-net"]], body)
     xrate = [x for k, x in rows if k == "rate" and "seen" in x and x["offered"] == 0]
     body = []
     for s in sorted({x["size"] for x in xrate}):

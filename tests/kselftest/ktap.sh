@@ -119,14 +119,15 @@ pf_sink() {
 pf_sent() { : >/tmp/gen.sent; }
 
 # pf_send_streams COUNT [IDLE]: COUNT frames of 64 bytes from each of
-# nodes 1-31 to group 0 of the NIC with MAC $mac at 192.0.2.1, into a UDP
+# nodes 1-31 (PF_GEN_RATE a second in all, default unpaced) to group 0 of
+# the NIC with MAC $mac at 192.0.2.1, into a UDP
 # sink on port 9000 (exact, or with IDLE for lossy traffic); the sink's
 # summary is in /tmp/sink.out. The sink waits PF_SINK_TIMEOUT s (60) after
 # the generator is done; a stream paused PF_GIVE_UP_MS (20000, not counting
 # time the VM waited for a host CPU) fails the run instead of hanging it.
 pf_send_streams() {
 	pf_sink 9000 $((31 * $1)) "${PF_SINK_TIMEOUT:-60}" ${2:-}
-	pf_host gen --nodes 1-31 --groups 0 --size 64 --count "$1" \
+	pf_host gen --nodes 1-31 --groups 0 --size 64 --count "$1" --rate "${PF_GEN_RATE:-0}" \
 		--give-up-ms "${PF_GIVE_UP_MS:-20000}" \
 		--dst-mac "$mac" --dst-ip 192.0.2.1 --src-ip 198.51.100.0 >/tmp/gen.out
 	pf_gen_rc=$?

@@ -13,6 +13,10 @@ whole (UDP_GRO) and splits them by the segment size the kernel reports;
 the line then ends with "merged M" (datagrams that came merged). With
 PF_SINK_HOLD=S it reads nothing for S seconds after it is ready, so the
 frames sent meanwhile wait in the socket, their skbs all allocated at once.
+PF_SINK_BUSY_POLL=USECS waits in
+epoll with busy polling (EPIOCSPARAMS: USECS, budget 64, prefer busy
+polling, so the NAPI instance's IRQ suspension applies) and the socket's
+own (SO_BUSY_POLL, SO_PREFER_BUSY_POLL).
 PF_SINK_RCVBUF=BYTES sets the socket's receive buffer (default 8 MiB; the
 kernel caps it at net.core.rmem_max): a sink slower than the traffic can
 then hold a whole run and read it after. PF_SINK_QUIET=S ends the wait
@@ -25,7 +29,9 @@ then holds the number of frames the generator sent: for a generator that
 sends until told to stop. At the end of a wait, what the socket holds is
 still read.
 """
+import fcntl
 import os
+import select
 import socket
 import struct
 import sys
@@ -41,6 +47,19 @@ quiet = float(os.environ["PF_SINK_QUIET"]) if "PF_SINK_QUIET" in os.environ else
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, int(os.environ.get("PF_SINK_RCVBUF", 8 << 20)))
 gro = os.environ.get("PF_SINK_GRO") == "1"
+busy = int(os.environ.get("PF_SINK_BUSY_POLL", "0"))
+ep = None
+if busy:
+    SO_BUSY_POLL, SO_PREFER_BUSY_POLL, SO_BUSY_POLL_BUDGET = 46, 69, 70
+    s.setsockopt(socket.SOL_SOCKET, SO_BUSY_POLL, busy)
+    s.setsockopt(socket.SOL_SOCKET, SO_PREFER_BUSY_POLL, 1)
+    s.setsockopt(socket.SOL_SOCKET, SO_BUSY_POLL_BUDGET, 64)
+    ep = select.epoll()
+    # EPIOCSPARAMS: struct epoll_params { u32 busy_poll_usecs;
+    # u16 busy_poll_budget; u8 prefer_busy_poll; u8 pad; }. Before the
+    # socket joins: epoll takes its NAPI ID as it does.
+    fcntl.ioctl(ep.fileno(), 0x40088a01, struct.pack("=IHBB", busy, 64, 1, 0))
+    ep.register(s.fileno(), select.EPOLLIN)
 if gro:
     s.setsockopt(SOL_UDP, UDP_GRO, 1)
 s.bind(("0.0.0.0", port))
@@ -92,6 +111,8 @@ while expected is None or received < expected:
             left = min(left, quiet)
     s.settimeout(left)
     try:
+        if ep is not None and not ep.poll(left):
+            raise socket.timeout
         datagrams = segments()
     except socket.timeout:
         if deadline is None:
@@ -109,8 +130,10 @@ while expected is None or received < expected:
         nxt[(group, node)] = max(want, seq + 1)
         received += 1
 missing = sum(nxt.values()) - (received - duplicates)
+SO_INCOMING_NAPI_ID = 56
+napi = (f" napi_id {s.getsockopt(socket.SOL_SOCKET, SO_INCOMING_NAPI_ID)}" if busy else "")
 print(f"received {received} streams {len(nxt)} out_of_order {out_of_order} "
-      f"missing {missing} duplicates {duplicates}" + (f" merged {merged}" if gro else ""))
+      f"missing {missing} duplicates {duplicates}" + (f" merged {merged}" if gro else "") + napi)
 if idle is not None:
     ok = duplicates == 0
 else:

@@ -155,13 +155,14 @@ xdp_features() {
 	pf_ynl --do dev-get --json "{\"ifindex\": $(cat "/sys/class/net/$dev/ifindex")}" \
 		>/tmp/ynl.out 2>&1
 	sed 's/^/# /' /tmp/ynl.out
-	sed -n "s/.*'xdp-features': {\([^}]*\)}.*/\1/p" /tmp/ynl.out | tr -d "' " | tr , '\n' |
-		sort | tr '\n' ' ' >/tmp/features
-	[ "$(cat /tmp/features)" = "basic ndo-xmit ndo-xmit-sg redirect rx-sg " ] &&
+	# The set may span lines.
+	tr -d '\n' </tmp/ynl.out | sed -n "s/.*'xdp-features': {\([^}]*\)}.*/\1/p" |
+		tr -d "' " | tr , '\n' | sort | tr '\n' ' ' >/tmp/features
+	[ "$(cat /tmp/features)" = "basic ndo-xmit ndo-xmit-sg redirect rx-sg xsk-zerocopy " ] &&
 		grep -q "'xdp-rx-metadata-features': {'hash'}" /tmp/ynl.out
 }
 ktap_check "xdp-features: basic (ABORTED, DROP, PASS, TX), redirect, ndo-xmit, rx-sg, \
-ndo-xmit-sg; no more; receive metadata: hash" \
+ndo-xmit-sg, xsk-zerocopy; no more; receive metadata: hash" \
 	xdp_features
 ktap_check "a native XDP program attaches (xdpdrv)" attach xdp_pass
 ktap_check "XDP_DROP: $frames frames to port 9000 all passed in order, $frames to 9001 dropped" \

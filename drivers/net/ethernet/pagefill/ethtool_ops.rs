@@ -90,6 +90,7 @@ impl EthtoolOps for PagefillNetdev {
         ("rx", "xdp_tx"),
         ("rx", "xdp_redirect"),
         ("rx", "xdp_multi_buf"),
+        ("rx", "xsk_fill_empty"),
         ("tx", "packets"),
         ("tx", "bytes"),
         ("tx", "dropped"),
@@ -99,6 +100,7 @@ impl EthtoolOps for PagefillNetdev {
         ("tx", "xdp_frames"),
         ("tx", "xdp_xmit"),
         ("tx", "xdp_xmit_errors"),
+        ("tx", "xsk_frames"),
     ];
     const DEVICE_STATS: &'static [&'static CStr] = &[
         c"groups_joined",
@@ -155,6 +157,7 @@ impl EthtoolOps for PagefillNetdev {
                 rx.xdp_tx,
                 rx.xdp_redirect,
                 rx.xdp_multi_buf,
+                rx.xsk_fill_empty,
                 tx.packets,
                 tx.bytes,
                 tx.dropped,
@@ -164,6 +167,7 @@ impl EthtoolOps for PagefillNetdev {
                 tx.xdp_tx,
                 tx.xdp_xmit,
                 tx.xdp_xmit_errors,
+                tx.xsk_frames,
             ];
             for (v, o) in Iterator::zip(values.into_iter(), &mut out) {
                 *o = v;

@@ -35,7 +35,7 @@ use kernel::{
     pci,
     prelude::*,
     str::CStr,
-    sync::{Mutex, SpinLock}, //
+    sync::{Arc, Mutex, SpinLock}, //
 };
 
 use crate::abi;
@@ -48,10 +48,12 @@ use crate::net::napi::{Napi, NapiOwned};
 use crate::net::netdev::{Device, Features, Operations, Rtnl};
 use crate::net::page_pool::PagePool;
 use crate::net::xdp::{self, ProgSlot, RxQueue};
+use crate::net::xsk::{XskPool, XskRxQueue};
 use crate::rings::{Rings, TX_SHIFT_DEFAULT};
 use crate::rx::{RxConfig, RxOffloads, RxState};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_stats::{PublishedRxStats, RxStats};
+use crate::rx_xsk::XskRx;
 use crate::tx::{TxState, TxStats};
 
 /// What ethtool sets; applied when the interface opens.
@@ -175,6 +177,13 @@ pub(crate) struct NetdevData {
     pub(crate) tables: SpinLock<Tables>,
     #[pin]
     pub(crate) queues: [Queue; abi::MAX_QUEUES],
+    /// The XSK pools bound to queues for AF_XDP in zero-copy mode (under
+    /// RTNL); a queue with one runs in chunk mode while in use.
+    #[pin]
+    pub(crate) xsk: Mutex<[Option<Arc<XskPool>>; abi::MAX_QUEUES]>,
+    /// Queues with a pool bound (bit per queue), for `ndo_xsk_wakeup`,
+    /// which may not sleep.
+    pub(crate) xsk_queues: AtomicU32,
 }
 
 /// What probe found out about the NIC, for [`NetdevData::new`].
@@ -253,7 +262,19 @@ impl NetdevData {
             wanted <- new_spinlock!(GroupSet::default_only()),
             tables <- new_spinlock!(Tables::new()),
             queues <- pin_init::pin_init_array_from_fn(|i| Queue::new(irqs[i])),
+            xsk <- new_mutex!([const { None }; abi::MAX_QUEUES]),
+            xsk_queues: AtomicU32::new(0),
         }? Error)
+    }
+
+    /// Whether frames of an `mtu`-byte payload fit every bound XSK pool's
+    /// buffers ([`xsk_fits`]).
+    pub(crate) fn xsk_fit(&self, mtu: u32) -> bool {
+        self.xsk
+            .lock()
+            .iter()
+            .flatten()
+            .all(|pool| xsk_fits(mtu, pool.room()))
     }
 
     /// Resets the device: it stops and hands back every buffer. May sleep.
@@ -312,6 +333,12 @@ pub(crate) const ETH_HLEN: usize = 14;
 
 /// Whether a frame of an `mtu`-byte payload fits a 2^`buf_shift` buffer
 /// with its record header.
+/// Whether a frame of an `mtu`-byte payload fits an AF_XDP buffer with
+/// `room` bytes for a frame (zero-copy mode has no multi-buffer frames).
+pub(crate) fn xsk_fits(mtu: u32, room: u32) -> bool {
+    mtu.saturating_add(ETH_HLEN as u32) <= room
+}
+
 pub(crate) fn mtu_fits(mtu: u32, buf_shift: u32) -> bool {
     abi::record::size(mtu as usize + ETH_HLEN) <= 1 << buf_shift
 }
@@ -477,6 +504,18 @@ impl PagefillNetdev {
         Ok(())
     }
 
+    /// After queue `queue`'s XSK pool was bound or unbound: a running
+    /// interface whose queue is in use restarts, the queue in chunk mode or
+    /// out of it.
+    pub(crate) fn restart_for_xsk(dev: &Device<Self>, rtnl: &Rtnl<'_>, queue: u32) -> Result {
+        let data = dev.data();
+        let running = bh::disabled(|| data.tables.lock().up);
+        if !running || queue >= data.queues_in_use.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        Self::apply(dev, rtnl, data.settings())
+    }
+
     /// Brings the interface up as for MTU `mtu` (`ndo_open`, and restarts
     /// with new settings).
     pub(crate) fn start(dev: &Device<Self>, rtnl: &Rtnl<'_>, mtu: u32) -> Result {
@@ -486,6 +525,13 @@ impl PagefillNetdev {
             return Err(EINVAL);
         }
         data.reset()?;
+        // A queue with an XSK pool runs in chunk mode, its frames as long
+        // as the pool's buffers take (read here: the registers' RCU read
+        // section below may not sleep).
+        let chunk_rooms: [u32; abi::MAX_QUEUES] = {
+            let xsk = data.xsk.lock();
+            core::array::from_fn(|i| xsk[i].as_ref().map_or(0, |p| p.room()))
+        };
         // Back on after a teardown whose reset failed turned it off: the
         // device was reset now, and holds nothing of before.
         dev.set_bus_master(true);
@@ -517,6 +563,7 @@ impl PagefillNetdev {
                     set.rx.buf_shift,
                     set.tx_shift,
                     data.rx_hash,
+                    &chunk_rooms,
                 )?;
                 for i in 0..set.queues as usize {
                     bar.try_write32(
@@ -568,7 +615,8 @@ impl PagefillNetdev {
         let data = dev.data();
         let q = &data.queues[i];
         let slots = TxState::new_slots(set.tx_shift)?;
-        bh::disabled(|| q.tx.lock().install(slots, i as u32));
+        let xsk = data.xsk.lock()[i].clone();
+        bh::disabled(|| q.tx.lock().install(slots, i as u32, xsk.clone()));
         let pool = PagePool::new(
             dev,
             &q.napi,
@@ -580,9 +628,16 @@ impl PagefillNetdev {
                 .saturating_sub(kernel::page::PAGE_SHIFT as u32),
         )?;
         let xdp_rxq = RxQueue::new(dev, i as u32, &q.napi, &pool)?;
+        let xsk = match xsk {
+            Some(xsk) => Some(XskRx::new(
+                XskRxQueue::new(dev, i as u32, &q.napi, &xsk)?,
+                xsk,
+            )),
+            None => None,
+        };
         q.mailbox.clear();
         q.rx.stopped_mut(&q.napi, rtnl, |rx| {
-            rx.install(pool, xdp_rxq, set.rx.ring, data.node_id, i as u8, n)
+            rx.install(pool, xdp_rxq, xsk, set.rx.ring, data.node_id, i as u8, n)
         })
         .ok_or(EBUSY)??;
         q.napi.start(rtnl, dev, q.irq, QUEUE_IRQ_NAMES[i], i as u32)

@@ -85,9 +85,15 @@ impl Poll for PagefillNetdev {
         if xdp.as_ref().is_some_and(|x| x.redirected.get()) {
             xdp::flush_redirects(pctx);
         }
-        // The frames XDP sent back (`XDP_TX`) go with one doorbell a poll.
-        if let (Some(_), Some(bar)) = (&xdp, &bar) {
-            q.tx.lock().ring_doorbell(|tail| {
+        // The frames XDP sent back (`XDP_TX`), and those of the queue's
+        // AF_XDP socket in zero-copy mode, go with one doorbell a poll.
+        let mut xsk_more = false;
+        if let (true, Some(bar)) = (xdp.is_some() || rx.xsk.is_some(), &bar) {
+            let mut tx = q.tx.lock();
+            if let (true, Ok(rings)) = (rx.xsk.is_some(), &qrings) {
+                xsk_more = tx.xmit_xsk(pctx, rings, XSK_TX_BUDGET);
+            }
+            tx.ring_doorbell(|tail| {
                 let _ = bar.try_write32(tail, abi::reg::queue(i, abi::reg::Q_TX_TAIL));
             });
         }
@@ -110,7 +116,8 @@ impl Poll for PagefillNetdev {
         if retired != 0 && data.tables.lock().release(retired) {
             data.sync_groups();
         }
-        if work >= budget {
+        // An AF_XDP socket with more to send: polled again.
+        if work >= budget || xsk_more {
             return budget;
         }
         // A paused stream that waits for a page gets no completion to retry
@@ -132,6 +139,10 @@ impl Poll for PagefillNetdev {
         work
     }
 }
+
+/// Frames a poll takes from an AF_XDP socket's TX ring (zero-copy): a
+/// poll's worth, as NAPI's budget is for receive.
+const XSK_TX_BUDGET: u32 = 64;
 
 /// How long NAPI waits before it tries again to allocate pages for streams
 /// that wait for one.

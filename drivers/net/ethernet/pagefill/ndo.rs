@@ -4,13 +4,14 @@
 
 use core::sync::atomic::Ordering;
 
-use kernel::{io::Io, prelude::*};
+use kernel::{io::Io, prelude::*, sync::Arc};
 
 use crate::abi;
 use crate::ethtool_ops::EthtoolTable;
 use crate::groups::{self, GroupSet};
 use crate::iface::{
-    buf_shift_for, default_buf_shift, mtu_fits, xdp_fits, xdp_frags_fit, NetdevData, PagefillNetdev,
+    buf_shift_for, default_buf_shift, mtu_fits, xdp_fits, xdp_frags_fit, xsk_fits, NetdevData,
+    PagefillNetdev,
 };
 use crate::net::bh;
 use crate::net::netdev::{
@@ -19,6 +20,7 @@ use crate::net::netdev::{
 use crate::net::skb::SkBuff;
 use crate::net::xdp::{BpfProg, ExtAck};
 use crate::net::xdp_xmit::XmitFrames;
+use crate::net::xsk::XskPool;
 use crate::tx::Xmit;
 
 #[vtable]
@@ -92,6 +94,66 @@ impl Operations for PagefillNetdev {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// The queue runs in chunk mode from the next start (at once, if the
+    /// interface is up: it restarts). A frame must fit one of the pool's
+    /// buffers: multi-buffer AF_XDP is not offered.
+    fn xsk_bind(dev: &Device<Self>, rtnl: &Rtnl<'_>, queue: u32, pool: XskPool) -> Result {
+        let data = dev.data();
+        let q = queue as usize;
+        if queue >= data.max_queues
+            || !(abi::MIN_CHUNK_ROOM..=abi::MAX_CHUNK_ROOM).contains(&pool.room())
+            || !xsk_fits(dev.mtu(), pool.room())
+        {
+            return Err(EINVAL);
+        }
+        let pool = Arc::new(pool, GFP_KERNEL)?;
+        {
+            let mut slots = data.xsk.lock();
+            if slots[q].is_some() {
+                return Err(EBUSY);
+            }
+            slots[q] = Some(pool);
+        }
+        data.xsk_queues.fetch_or(1 << q, Ordering::AcqRel);
+        let restarted = Self::restart_for_xsk(dev, rtnl, queue);
+        if restarted.is_err() {
+            data.xsk_queues.fetch_and(!(1 << q), Ordering::AcqRel);
+            drop(data.xsk.lock()[q].take());
+        }
+        restarted
+    }
+
+    /// The queue's pool goes, after the queue gave back every buffer of it
+    /// (a running interface restarts).
+    fn xsk_unbind(dev: &Device<Self>, rtnl: &Rtnl<'_>, queue: u32) -> Result {
+        let data = dev.data();
+        let q = queue as usize;
+        if q >= abi::MAX_QUEUES {
+            return Err(EINVAL);
+        }
+        data.xsk_queues.fetch_and(!(1 << q), Ordering::AcqRel);
+        let Some(pool) = data.xsk.lock()[q].take() else {
+            return Ok(());
+        };
+        let restarted = Self::restart_for_xsk(dev, rtnl, queue);
+        // Stopped or not, the queue holds no buffer of the pool now.
+        drop(pool);
+        restarted
+    }
+
+    fn xsk_wakeup(dev: &Device<Self>, queue: u32) -> Result {
+        let data = dev.data();
+        if !dev.is_running() {
+            return Err(ENETDOWN);
+        }
+        let bound = data.xsk_queues.load(Ordering::Acquire);
+        if queue >= data.queues_in_use.load(Ordering::Acquire) || bound & (1 << queue) == 0 {
+            return Err(EINVAL);
+        }
+        data.queues[queue as usize].napi.schedule();
         Ok(())
     }
 
@@ -186,6 +248,10 @@ impl Operations for PagefillNetdev {
         .ok_or(EINVAL)?;
         if !dev.data().xdp_sees_whole(rtnl, mtu, shift) {
             // The program would not see its frames whole (`xdp_check`).
+            return Err(EINVAL);
+        }
+        if !dev.data().xsk_fit(mtu) {
+            // A frame would not fit an AF_XDP socket's buffer.
             return Err(EINVAL);
         }
         if shift == new.rx.buf_shift {

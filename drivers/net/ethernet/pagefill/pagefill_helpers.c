@@ -14,6 +14,7 @@
 #include <linux/udp.h>
 #include <net/page_pool/helpers.h>
 #include <net/xdp.h>
+#include <net/xdp_sock_drv.h>
 #include <linux/filter.h>
 #include <trace/events/xdp.h>
 #include <pagefill/helpers.h>
@@ -537,8 +538,24 @@ void pagefill_netdev_walk_mc_addrs(struct net_device *dev,
 
 enum pagefill_bpf_command pagefill_netdev_bpf_command(const struct netdev_bpf *bpf)
 {
-	return bpf->command == XDP_SETUP_PROG ? PAGEFILL_BPF_SETUP_PROG :
-						PAGEFILL_BPF_OTHER;
+	switch (bpf->command) {
+	case XDP_SETUP_PROG:
+		return PAGEFILL_BPF_SETUP_PROG;
+	case XDP_SETUP_XSK_POOL:
+		return PAGEFILL_BPF_SETUP_XSK_POOL;
+	default:
+		return PAGEFILL_BPF_OTHER;
+	}
+}
+
+struct xsk_buff_pool *pagefill_netdev_bpf_xsk_pool(const struct netdev_bpf *bpf)
+{
+	return bpf->xsk.pool;
+}
+
+u16 pagefill_netdev_bpf_xsk_queue(const struct netdev_bpf *bpf)
+{
+	return bpf->xsk.queue_id;
 }
 
 struct bpf_prog *pagefill_netdev_bpf_prog(const struct netdev_bpf *bpf)
@@ -742,4 +759,174 @@ void pagefill_xdp_exception(struct net_device *dev, const struct bpf_prog *prog,
 	if (invalid)
 		bpf_warn_invalid_xdp_action(dev, prog, act);
 	trace_xdp_exception(dev, prog, act);
+}
+
+void pagefill_page_pool_dma_sync_for_device(const struct page_pool *pool,
+					    struct page *page, u32 len)
+{
+	dma_sync_single_range_for_device(pool->p.dev, page_pool_get_dma_addr(page),
+					 pool->p.offset, len, pool->p.dma_dir);
+}
+
+int pagefill_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct net_device *dev)
+{
+	return xsk_pool_dma_map(pool, dev->dev.parent, 0);
+}
+
+void pagefill_xsk_pool_dma_unmap(struct xsk_buff_pool *pool)
+{
+	xsk_pool_dma_unmap(pool, 0);
+}
+
+u32 pagefill_xsk_pool_get_rx_frame_size(struct xsk_buff_pool *pool)
+{
+	return xsk_pool_get_rx_frame_size(pool);
+}
+
+struct xdp_buff *pagefill_xsk_buff_alloc(struct xsk_buff_pool *pool)
+{
+	return xsk_buff_alloc(pool);
+}
+
+void pagefill_xsk_buff_free(struct xdp_buff *xdp)
+{
+	xsk_buff_free(xdp);
+}
+
+dma_addr_t pagefill_xsk_buff_xdp_get_dma(struct xdp_buff *xdp)
+{
+	return xsk_buff_xdp_get_dma(xdp);
+}
+
+void pagefill_xsk_buff_dma_sync_for_cpu(struct xdp_buff *xdp)
+{
+	xsk_buff_dma_sync_for_cpu(xdp);
+}
+
+void pagefill_xsk_set_rx_need_wakeup(struct xsk_buff_pool *pool, bool on)
+{
+	if (!xsk_uses_need_wakeup(pool))
+		return;
+	if (on)
+		xsk_set_rx_need_wakeup(pool);
+	else
+		xsk_clear_rx_need_wakeup(pool);
+}
+
+u32 pagefill_xsk_tx_take(struct xsk_buff_pool *pool, u32 max)
+{
+	return xsk_tx_peek_release_desc_batch(pool, max);
+}
+
+void pagefill_xsk_tx_desc(struct xsk_buff_pool *pool, u32 i, dma_addr_t *dma,
+			  u32 *len, u8 *dst)
+{
+	const struct xdp_desc *desc = &pool->tx_descs[i];
+
+	*dma = xsk_buff_raw_get_dma(pool, desc->addr);
+	*len = desc->len;
+	xsk_buff_raw_dma_sync_for_device(pool, *dma, desc->len);
+	memset(dst, 0, ETH_ALEN);
+	memcpy(dst, xsk_buff_raw_get_data(pool, desc->addr), min_t(u32, desc->len, ETH_ALEN));
+}
+
+void pagefill_xsk_tx_completed(struct xsk_buff_pool *pool, u32 n)
+{
+	xsk_tx_completed(pool, n);
+}
+
+void pagefill_xsk_set_tx_need_wakeup(struct xsk_buff_pool *pool)
+{
+	if (xsk_uses_need_wakeup(pool))
+		xsk_set_tx_need_wakeup(pool);
+}
+
+struct xdp_rxq_info *pagefill_xsk_rxq_new(struct net_device *dev,
+					  unsigned int queue,
+					  struct napi_struct *napi,
+					  struct xsk_buff_pool *pool)
+{
+	struct xdp_rxq_info *rxq = kzalloc(sizeof(*rxq), GFP_KERNEL);
+	int err;
+
+	if (!rxq)
+		return ERR_PTR(-ENOMEM);
+	err = __xdp_rxq_info_reg(rxq, dev, queue, READ_ONCE(napi->napi_id),
+				 xsk_pool_get_rx_frag_step(pool));
+	if (err)
+		goto free;
+	err = xdp_rxq_info_reg_mem_model(rxq, MEM_TYPE_XSK_BUFF_POOL, NULL);
+	if (err)
+		goto unreg;
+	xsk_pool_set_rxq_info(pool, rxq);
+	return rxq;
+unreg:
+	xdp_rxq_info_unreg(rxq);
+free:
+	kfree(rxq);
+	return ERR_PTR(err);
+}
+
+/* The metadata kfuncs read a frame's hash after its xdp_buff, where an
+ * XSK buffer has its driver area: pagefill_xsk_run() writes it there.
+ */
+static_assert(offsetof(struct xdp_buff_xsk, cb) ==
+	      offsetof(struct pagefill_xdp_buff, hash));
+static_assert(sizeof(struct pagefill_xdp_buff) <=
+	      offsetofend(struct xdp_buff_xsk, cb));
+
+enum pagefill_xsk_verdict pagefill_xsk_run(struct bpf_prog *prog,
+					   struct xdp_buff *xdp, u32 len,
+					   u32 hash, u32 rss_type,
+					   struct sk_buff **skb)
+{
+	struct pagefill_xdp_buff *buf = container_of(xdp, struct pagefill_xdp_buff, xdp);
+	struct net_device *dev = xdp->rxq->dev;
+	struct xdp_frame *frame;
+	u32 act = XDP_PASS;
+
+	xsk_buff_set_size(xdp, len);
+	xsk_buff_dma_sync_for_cpu(xdp);
+	buf->hash = hash;
+	buf->rss_type = rss_type;
+	if (prog)
+		act = bpf_prog_run_xdp(prog, xdp);
+	switch (act) {
+	case XDP_REDIRECT:
+		if (!xdp_do_redirect(dev, xdp, prog))
+			return PAGEFILL_XSK_REDIRECT;
+		trace_xdp_exception(dev, prog, act);
+		xsk_buff_free(xdp);
+		return PAGEFILL_XSK_ERROR;
+	case XDP_PASS:
+		*skb = xdp_build_skb_from_zc(xdp);
+		if (*skb)
+			return PAGEFILL_XSK_PASS;
+		xsk_buff_free(xdp);
+		return PAGEFILL_XSK_ERROR;
+	case XDP_TX:
+		/* A copy in a page of its own (the buffer goes back to the
+		 * pool), sent as a frame redirected to the device would be.
+		 */
+		frame = xdp_convert_buff_to_frame(xdp);
+		if (frame && dev->netdev_ops->ndo_xdp_xmit(dev, 1, &frame,
+							   XDP_XMIT_FLUSH) == 1)
+			return PAGEFILL_XSK_TX;
+		if (frame)
+			xdp_return_frame(frame);
+		else
+			xsk_buff_free(xdp);
+		trace_xdp_exception(dev, prog, act);
+		return PAGEFILL_XSK_ERROR;
+	case XDP_DROP:
+		xsk_buff_free(xdp);
+		return PAGEFILL_XSK_DROP;
+	default:
+		bpf_warn_invalid_xdp_action(dev, prog, act);
+		fallthrough;
+	case XDP_ABORTED:
+		trace_xdp_exception(dev, prog, act);
+		xsk_buff_free(xdp);
+		return PAGEFILL_XSK_ABORTED;
+	}
 }

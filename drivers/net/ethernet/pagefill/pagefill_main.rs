@@ -39,6 +39,7 @@ mod rx_skb;
 mod rx_slot;
 mod rx_stats;
 mod rx_xdp;
+mod rx_xsk;
 mod tx;
 
 /// A bound pagefill NIC.
@@ -140,7 +141,8 @@ impl pci::Driver for PagefillDriver {
                 .with(net::xdp::Features::REDIRECT)
                 .with(net::xdp::Features::NDO_XMIT)
                 .with(net::xdp::Features::RX_SG)
-                .with(net::xdp::Features::NDO_XMIT_SG),
+                .with(net::xdp::Features::NDO_XMIT_SG)
+                .with(net::xdp::Features::XSK_ZEROCOPY),
         };
         let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;
         let data = iface::NetdevData::new(iface::Probed {

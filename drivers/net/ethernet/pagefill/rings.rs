@@ -319,8 +319,9 @@ impl Rings {
     /// Programs the device with this memory for `queues` queue pairs,
     /// buffers of 2^`buf_shift` bytes and transmit rings of 2^`tx_shift`
     /// entries, and enables it, writing flow hashes into the records if
-    /// `rx_hash` ([`abi::ctrl::RX_HASH`]); returns the status register
-    /// afterwards.
+    /// `rx_hash` ([`abi::ctrl::RX_HASH`]), each queue in chunk mode whose
+    /// `chunk_rooms` entry is not 0 ([`abi::reg::Q_CHUNK`]); returns the
+    /// status register afterwards.
     pub(crate) fn enable(
         &self,
         bar: &Bar0<'_>,
@@ -328,6 +329,7 @@ impl Rings {
         buf_shift: u32,
         tx_shift: u32,
         rx_hash: bool,
+        chunk_rooms: &[u32; abi::MAX_QUEUES],
     ) -> Result<u32> {
         if !(abi::MIN_RING_SHIFT..=TX_SHIFT_MAX).contains(&tx_shift)
             || !(abi::MIN_BUF_SHIFT..=abi::MAX_BUF_SHIFT).contains(&buf_shift)
@@ -357,6 +359,7 @@ impl Rings {
             w(hi, abi::reg::Q_QSB_HI)?;
             let v = queue_vector(i);
             w(v | v << 8, abi::reg::Q_VECTORS)?;
+            w(chunk_rooms[i], abi::reg::Q_CHUNK)?;
         }
         let hash = if rx_hash { abi::ctrl::RX_HASH } else { 0 };
         bar.write32(abi::ctrl::ENABLE | hash, abi::reg::CTRL);

@@ -35,8 +35,9 @@ use crate::rings::QueueRings;
 use crate::rings::{Rings, MAX_JOINED};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::Split;
-use crate::rx_slot::Slot;
+use crate::rx_slot::{DeviceBuf, Slot};
 use crate::rx_stats::RxStats;
+use crate::rx_xsk::{NoList, XskRx};
 use crate::tx::TxState;
 
 mod completion;
@@ -137,6 +138,9 @@ pub(crate) struct RxState {
     /// The buffer frames are run through an XDP program in, kept from one
     /// frame to the next while programs drop or pass them.
     pub(crate) xdp_runner: XdpRunner,
+    /// In zero-copy mode (an AF_XDP socket's pool bound to the queue), the
+    /// pool whose buffers the device writes frames into, in chunk mode.
+    pub(crate) xsk: Option<XskRx>,
 
     /// The offloads in force for this poll.
     pub(crate) offloads: RxOffloads,
@@ -174,6 +178,7 @@ impl RxState {
             split: None,
             xdp_rxq: None,
             xdp_runner: XdpRunner::new(),
+            xsk: None,
             offloads: RxOffloads::default(),
             broken: None,
             alloc_failed: false,
@@ -183,12 +188,15 @@ impl RxState {
 
     /// Starts receiving into `pool`'s buffers from completion 0, with at
     /// most `ring` buffers with the device, as queue `queue` of
-    /// `num_queues` of the NIC of node id `own_node`. The rings must be
-    /// cleared.
+    /// `num_queues` of the NIC of node id `own_node`; with `xsk`, in chunk
+    /// mode, into its buffers (`pool` then holds the chunk lists). The
+    /// rings must be cleared.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn install(
         &mut self,
         pool: PagePool,
         xdp_rxq: RxQueue,
+        xsk: Option<XskRx>,
         ring: u32,
         own_node: u8,
         queue: u8,
@@ -203,6 +211,7 @@ impl RxState {
         self.num_queues = num_queues;
         self.pool = Some(pool);
         self.xdp_rxq = Some(xdp_rxq);
+        self.xsk = xsk;
         self.xdp_runner.clear();
         self.retired = 0;
         self.outstanding = 0;
@@ -225,6 +234,8 @@ impl RxState {
         self.split = None;
         self.xdp_runner.clear();
         self.xdp_rxq = None;
+        // After every buffer of its pool went back.
+        self.xsk = None;
         self.retired = 0;
         self.outstanding = 0;
         self.pool.take()
@@ -243,6 +254,7 @@ impl RxState {
         self.split = None;
         self.xdp_runner.clear();
         self.xdp_rxq = None;
+        self.xsk = None;
         self.retired = 0;
         self.outstanding = 0;
         self.pool.take()
@@ -353,6 +365,36 @@ impl RxState {
         self.alloc_failed = false;
         self.fill(ctx, rings, true);
         self.fill(ctx, rings, false);
+        if let Some(x) = &self.xsk {
+            // Woken by the program when it gives buffers, if it asked to
+            // be (else the retry timer polls).
+            x.pool.set_need_wakeup(ctx, self.alloc_failed);
+        }
+    }
+
+    /// A buffer for an entry, or in zero-copy mode a chunk list; `None`
+    /// (counted) without memory or, in zero-copy mode, without a buffer in
+    /// the socket's fill ring.
+    fn alloc_buf(&mut self, ctx: &PollCtx<'_>) -> Option<DeviceBuf> {
+        let pool = self.pool.as_ref()?;
+        let made = match &self.xsk {
+            None => pool
+                .alloc(ctx)
+                .map(|p| DeviceBuf::page(p.post()))
+                .ok_or(NoList::Memory),
+            Some(x) => crate::rx_xsk::chunk_list(ctx, pool, x),
+        };
+        match made {
+            Ok(buf) => Some(buf),
+            Err(why) => {
+                match why {
+                    NoList::Memory => self.stats.alloc_failed += 1,
+                    NoList::FillEmpty => self.stats.xsk_fill_empty += 1,
+                }
+                self.alloc_failed = true;
+                None
+            }
+        }
     }
 
     fn fill(&mut self, ctx: &PollCtx<'_>, rings: &Rings, starved_only: bool) {
@@ -374,10 +416,8 @@ impl RxState {
                     self.cursor = gi;
                     return;
                 }
-                let Some(buf) = self.pool.as_ref().and_then(|p| p.alloc(ctx)) else {
+                let Some(buf) = self.alloc_buf(ctx) else {
                     // Counted; the next poll tries again.
-                    self.stats.alloc_failed += 1;
-                    self.alloc_failed = true;
                     self.cursor = gi;
                     return;
                 };

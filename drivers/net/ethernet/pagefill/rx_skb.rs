@@ -17,6 +17,7 @@ use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PoolPage;
 use crate::net::skb::{HashL4, RxHash, SkBuff, MAX_FRAGS};
+use crate::net::xsk::XskBufs;
 use crate::rings::RawCqe;
 use crate::rx::XdpPoll;
 use crate::rx::{RxOffloads, RxState};
@@ -36,12 +37,17 @@ const MERGE_LINEAR_MAX: usize = 3072;
 /// A written buffer being split into skbs across polls: a poll stops when
 /// its budget is spent, and the next goes on from `off`.
 pub(crate) struct Split {
+    /// The buffer, or in chunk mode the chunk list.
     pub(crate) buf: PoolPage,
+    /// In chunk mode, the list's chunks not run yet.
+    pub(crate) chunks: Option<XskBufs>,
     pub(crate) cqe: RawCqe,
-    /// Offset of the next record.
+    /// Offset of the next record; in chunk mode, index of the next chunk.
     pub(crate) off: usize,
     /// Records split so far.
     pub(crate) frames: u16,
+    /// In chunk mode, the frame bytes run so far.
+    pub(crate) seen: usize,
 }
 
 /// A record of a written buffer, its header and frame inside the buffer
@@ -115,6 +121,27 @@ impl Record {
         (rec.len >= abi::MIN_FRAME_LEN && rec.start + rec.len <= data.len()).then_some(rec)
     }
 
+    /// The record header at `off` in `data`, for a frame written elsewhere
+    /// (a chunk list's entry, for its chunk); `start` is meaningless.
+    #[inline]
+    pub(crate) fn header(data: &[u8], off: usize) -> Option<Self> {
+        let hdr = data.get(off..off + record::HEADER_SIZE)?;
+        let le16 = |at: usize| u16::from_le_bytes([hdr[at], hdr[at + 1]]);
+        let le32 = |at: usize| u32::from_le_bytes([hdr[at], hdr[at + 1], hdr[at + 2], hdr[at + 3]]);
+        Some(Self {
+            start: 0,
+            len: usize::from(le16(record::LEN)),
+            flags: le16(record::FLAGS),
+            word: le32(record::HASH),
+        })
+    }
+
+    /// Its [`record_flags`].
+    #[inline]
+    pub(crate) fn flags(&self) -> u16 {
+        self.flags
+    }
+
     /// The frame, from the bytes `data` it was found in.
     #[inline]
     pub(crate) fn frame<'a>(&self, data: &'a [u8]) -> &'a [u8] {
@@ -165,6 +192,9 @@ impl RxState {
         xdp: Option<&XdpPoll<'_>>,
         mut sp: Split,
     ) {
+        if sp.chunks.is_some() {
+            return self.split_chunks(dev, ctx, xdp, sp);
+        }
         let bytes = sp.cqe.bytes() as usize;
         if bytes > sp.buf.len() {
             self.stats.bad += 1;

@@ -14,10 +14,51 @@
 //! The receive path above ([`crate::rx`]) decides what a completion means;
 //! it cannot take a buffer back from the device without that evidence.
 
-use crate::abi::rx_kind;
+use crate::abi::{chunk_list, rx_kind};
 use crate::hw::Quiesced;
 use crate::net::page_pool::{DevicePage, PoolPage};
+use crate::net::xsk::{DeviceXskBufs, XskBufs};
 use crate::rings::{RawCqe, Rings};
+
+/// What a node-table entry holds while the device owns it: a buffer, or in
+/// chunk mode a chunk list and the chunks it names.
+pub(crate) struct DeviceBuf {
+    page: DevicePage,
+    chunks: Option<DeviceXskBufs>,
+}
+
+impl DeviceBuf {
+    /// A buffer.
+    pub(crate) fn page(page: DevicePage) -> Self {
+        Self { page, chunks: None }
+    }
+
+    /// A chunk list, `list`, naming `chunks`.
+    pub(crate) fn chunk_list(list: DevicePage, chunks: DeviceXskBufs) -> Self {
+        Self {
+            page: list,
+            chunks: Some(chunks),
+        }
+    }
+
+    fn dma_addr(&self) -> u64 {
+        self.page.dma_addr()
+    }
+
+    fn leak(self) {
+        self.page.leak();
+        if let Some(chunks) = self.chunks {
+            chunks.leak();
+        }
+    }
+}
+
+/// A [`DeviceBuf`] back with the CPU: the buffer (or list) with its written
+/// bytes synced, and the chunks.
+pub(crate) struct CpuBuf {
+    pub(crate) page: PoolPage,
+    pub(crate) chunks: Option<XskBufs>,
+}
 
 /// Why the device is done with a buffer it owned.
 ///
@@ -49,10 +90,12 @@ enum Proof {
     Reset,
 }
 
-/// Takes back a buffer the device owned, with `proof` that it is done with
-/// it; its written bytes are synced for the CPU.
-fn reclaim(buf: DevicePage, proof: Proof) -> PoolPage {
+/// Takes back a buffer (or chunk list) the device owned, with `proof` that
+/// it is done with it; its written bytes are synced for the CPU (a list's
+/// whole, the device's records in it).
+fn reclaim(buf: DeviceBuf, proof: Proof) -> CpuBuf {
     let written = match proof {
+        Proof::Written(_) if buf.chunks.is_some() => chunk_list::SIZE,
         Proof::Written(bytes) => bytes,
         Proof::Superseded | Proof::ReportedThenFlushed | Proof::NeverTaken | Proof::Reset => 0,
     };
@@ -73,7 +116,14 @@ fn reclaim(buf: DevicePage, proof: Proof) -> PoolPage {
     //   the group's master entry nor its node table after the flush;
     // - `Reset`: a reset device holds no buffer and does no DMA until it is
     //   enabled again, which the caller did not do.
-    unsafe { buf.reclaim(written) }
+    // A chunk list's chunks go with it: the device writes a chunk only
+    // while it holds the list that names it.
+    unsafe {
+        CpuBuf {
+            page: buf.page.reclaim(written),
+            chunks: buf.chunks.map(|c| c.reclaim()),
+        }
+    }
 }
 
 /// The device's `FLUSHED` marker for a group: no completion of it follows
@@ -133,9 +183,9 @@ pub(crate) struct NotTaken;
 #[derive(Default)]
 pub(crate) struct Slot {
     /// Posted in the node table entry, the device's to take.
-    posted: Option<DevicePage>,
+    posted: Option<DeviceBuf>,
     /// Taken by the device, being filled.
-    device: Option<DevicePage>,
+    device: Option<DeviceBuf>,
     /// `device` was taken as a starvation report counted (see
     /// [`Self::take_posted_reported_done`]), which says the device is done
     /// with it: unless a `DATA` completion names it, the group's `FLUSHED`
@@ -179,18 +229,23 @@ impl Slot {
 
     /// The DMA address of the buffer posted in the entry.
     pub(crate) fn posted_addr(&self) -> Option<u64> {
-        self.posted.as_ref().map(DevicePage::dma_addr)
+        self.posted.as_ref().map(DeviceBuf::dma_addr)
     }
 
     /// The DMA address of the buffer the device holds.
     pub(crate) fn held_addr(&self) -> Option<u64> {
-        self.device.as_ref().map(DevicePage::dma_addr)
+        self.device.as_ref().map(DeviceBuf::dma_addr)
     }
 
     /// Posts `buf` in entry `node` of node table `table`, which must be
     /// empty. A buffer that could not be published goes back to the pool.
-    pub(crate) fn post(&mut self, rings: &Rings, table: usize, node: usize, buf: PoolPage) -> bool {
-        let buf = buf.post();
+    pub(crate) fn post(
+        &mut self,
+        rings: &Rings,
+        table: usize,
+        node: usize,
+        buf: DeviceBuf,
+    ) -> bool {
         if rings.post(table, node, buf.dma_addr()).is_err() {
             drop(reclaim(buf, Proof::NeverTaken));
             return false;
@@ -213,7 +268,7 @@ impl Slot {
         rings: &Rings,
         table: usize,
         node: usize,
-    ) -> Result<Option<PoolPage>, NotTaken> {
+    ) -> Result<Option<CpuBuf>, NotTaken> {
         if self.posted.is_none() || rings.entry(table, node).ok() != Some(0) {
             return Err(NotTaken);
         }
@@ -235,7 +290,7 @@ impl Slot {
         rings: &Rings,
         table: usize,
         node: usize,
-    ) -> Result<Option<PoolPage>, NotTaken> {
+    ) -> Result<Option<CpuBuf>, NotTaken> {
         let old = self.take_posted(rings, table, node)?;
         self.device_reported_done = true;
         Ok(old)
@@ -244,7 +299,7 @@ impl Slot {
     /// A DATA completion for the stream: the buffer the device held, if
     /// it is the one the completion names, comes back with the bytes the
     /// device wrote synced for the CPU.
-    pub(crate) fn complete(&mut self, cqe: &RawCqe) -> Option<PoolPage> {
+    pub(crate) fn complete(&mut self, cqe: &RawCqe) -> Option<CpuBuf> {
         if cqe.kind() != rx_kind::DATA || self.held_addr() != Some(cqe.addr()) {
             return None;
         }
@@ -259,7 +314,7 @@ impl Slot {
     /// stream (`cqe.taken()` equals the count): the device holds no buffer of
     /// the stream, so one it held closed with a completion that was lost,
     /// and comes back (its frames lost). Nothing for another report.
-    pub(crate) fn starved_holding_none(&mut self, cqe: &RawCqe) -> Option<PoolPage> {
+    pub(crate) fn starved_holding_none(&mut self, cqe: &RawCqe) -> Option<CpuBuf> {
         if cqe.kind() != rx_kind::STARVED || cqe.taken() != self.taken {
             return None;
         }

@@ -60,11 +60,15 @@ pub(crate) struct RxStats {
     /// Frames an XDP program saw in more than one buffer (multi-buffer XDP:
     /// longer than a buffer holds after XDP's headroom and tailroom).
     pub(crate) xdp_multi_buf: u64,
+    /// Times a stream's chunk list could not be posted (zero-copy AF_XDP)
+    /// for want of a buffer in the socket's fill ring: the stream waits,
+    /// its sender paused if it starves, until the program gives some.
+    pub(crate) xsk_fill_empty: u64,
 }
 
 impl RxStats {
     /// Counters in the structure.
-    const FIELDS: usize = 24;
+    const FIELDS: usize = 25;
 
     /// Adds `o`'s counts to these.
     pub(crate) fn add(&mut self, o: &Self) {
@@ -92,6 +96,7 @@ impl RxStats {
         self.xdp_tx += o.xdp_tx;
         self.xdp_redirect += o.xdp_redirect;
         self.xdp_multi_buf += o.xdp_multi_buf;
+        self.xsk_fill_empty += o.xsk_fill_empty;
     }
 
     fn values(&self) -> [u64; Self::FIELDS] {
@@ -120,6 +125,7 @@ impl RxStats {
             self.xdp_tx,
             self.xdp_redirect,
             self.xdp_multi_buf,
+            self.xsk_fill_empty,
         ]
     }
 
@@ -153,6 +159,7 @@ impl RxStats {
             xdp_tx: next(),
             xdp_redirect: next(),
             xdp_multi_buf: next(),
+            xsk_fill_empty: next(),
         }
     }
 }

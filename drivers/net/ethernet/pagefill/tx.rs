@@ -6,7 +6,7 @@
 //! (`xmit_more`), byte queue limits, and completions read from the queue
 //! status block in NAPI.
 
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
 use crate::abi;
 use crate::groups;
@@ -16,6 +16,7 @@ use crate::net::netdev::{Device, Operations, Rtnl, XmitCtx};
 use crate::net::skb::{SkBuff, TxMapped, TxParts, TX_MAX_PARTS};
 use crate::net::xdp::{XdpBuf, XdpTxFrame};
 use crate::net::xdp_xmit::{XdpFrame, XdpFrameTx};
+use crate::net::xsk::XskPool;
 use crate::rings::{QueueRings, TxDesc};
 
 /// Transmit counters.
@@ -40,6 +41,9 @@ pub(crate) struct TxStats {
     /// caller dropped.
     pub(crate) xdp_xmit: u64,
     pub(crate) xdp_xmit_errors: u64,
+    /// Frames of an AF_XDP socket in zero-copy mode, done; counted as
+    /// `xdp_tx` is.
+    pub(crate) xsk_frames: u64,
 }
 
 impl TxStats {
@@ -54,6 +58,7 @@ impl TxStats {
         self.xdp_tx += o.xdp_tx;
         self.xdp_xmit += o.xdp_xmit;
         self.xdp_xmit_errors += o.xdp_xmit_errors;
+        self.xsk_frames += o.xsk_frames;
     }
 }
 
@@ -63,12 +68,15 @@ pub(crate) struct TxSlot {
     descs: u32,
 }
 
-/// A frame from the stack, one an XDP program sent back (`XDP_TX`), or one
-/// redirected to the device (`ndo_xdp_xmit`).
+/// A frame from the stack, one an XDP program sent back (`XDP_TX`), one
+/// redirected to the device (`ndo_xdp_xmit`), or one of an AF_XDP socket
+/// in zero-copy mode, `len` bytes in its umem (mapped by its pool: nothing
+/// to unmap; it is reported done to the pool).
 enum TxFrame {
     Skb(TxMapped),
     Xdp(XdpTxFrame),
     Redirected(XdpFrameTx),
+    Xsk(u32),
 }
 
 impl TxFrame {
@@ -85,6 +93,7 @@ impl TxFrame {
             // SAFETY: the caller's guarantee; the frame goes back to the
             // owner of its memory.
             Self::Redirected(f) => drop(unsafe { f.unmap(dev) }),
+            Self::Xsk(_) => {}
         }
     }
 
@@ -93,6 +102,7 @@ impl TxFrame {
             Self::Skb(f) => f.leak(),
             Self::Xdp(f) => f.leak(),
             Self::Redirected(f) => f.leak(),
+            Self::Xsk(_) => {}
         }
     }
 }
@@ -115,6 +125,9 @@ pub(crate) struct TxState {
     /// the start of its stop. Frames are only queued, and the stack's
     /// queue only woken, while it does.
     enabled: bool,
+    /// The XSK pool bound to the queue (zero-copy AF_XDP), whose socket's
+    /// frames go out here too.
+    xsk: Option<Arc<XskPool>>,
     pub(crate) stats: TxStats,
 }
 
@@ -138,6 +151,7 @@ impl TxState {
             clean: 0,
             shift: 0,
             enabled: false,
+            xsk: None,
             queue: 0,
             stats: TxStats::default(),
         }
@@ -155,9 +169,16 @@ impl TxState {
     }
 
     /// Starts transmitting on queue `queue` from descriptor 0 with `slots`
-    /// (a power of two of them, from [`Self::new_slots`]).
-    pub(crate) fn install(&mut self, slots: KVec<Option<TxSlot>>, queue: u32) {
+    /// (a power of two of them, from [`Self::new_slots`]), and the frames
+    /// of `xsk`'s socket too.
+    pub(crate) fn install(
+        &mut self,
+        slots: KVec<Option<TxSlot>>,
+        queue: u32,
+        xsk: Option<Arc<XskPool>>,
+    ) {
         self.queue = queue;
+        self.xsk = xsk;
         self.shift = slots.len().trailing_zeros();
         self.slots = slots;
         self.tail = 0;
@@ -192,12 +213,22 @@ impl TxState {
         rtnl: &Rtnl<'_>,
         _reset: &Quiesced,
     ) -> KVec<Option<TxSlot>> {
-        for slot in self.slots.iter_mut() {
-            if let Some(s) = slot.take() {
+        let mut xsk_done = 0;
+        // From the oldest: an AF_XDP socket's frames are reported done in
+        // the order it queued them.
+        for i in 0..self.slots.len() as u32 {
+            let at = (self.clean.wrapping_add(i) & (self.ring() - 1)) as usize;
+            if let Some(s) = self.slots.get_mut(at).and_then(Option::take) {
+                xsk_done += u32::from(matches!(s.frame, TxFrame::Xsk(_)));
                 // SAFETY: the device was reset (`_reset`) and not enabled
                 // since: it reads no descriptor and no frame.
                 unsafe { s.frame.unmap(dev) };
                 self.stats.dropped += 1;
+            }
+        }
+        if let Some(pool) = self.xsk.take() {
+            if xsk_done > 0 {
+                pool.tx_completed(xsk_done);
             }
         }
         self.enabled = false;
@@ -218,6 +249,9 @@ impl TxState {
                 self.stats.dropped += 1;
             }
         }
+        // The socket's frames the device may still read are not reported
+        // done: their buffers stay the device's.
+        self.xsk = None;
         self.enabled = false;
         dev.tx_reset(rtnl, self.queue);
         core::mem::take(&mut self.slots)
@@ -471,6 +505,41 @@ impl TxState {
         Ok(())
     }
 
+    /// Queues frames of the AF_XDP socket bound to the queue (zero-copy), a
+    /// descriptor each, at most `budget`, in a poll of the queue's NAPI
+    /// instance, leaving the stack's frames their room; the doorbell waits
+    /// for the poll's end. Returns whether the socket may have more.
+    pub(crate) fn xmit_xsk(&mut self, ctx: &PollCtx<'_>, rings: &QueueRings, budget: u32) -> bool {
+        let Some(pool) = self.xsk.take() else {
+            return false;
+        };
+        let room = if self.enabled {
+            self.free().saturating_sub(TX_MAX_PARTS as u32)
+        } else {
+            0
+        };
+        let max = room.min(budget);
+        let taken = if max > 0 {
+            pool.tx_take(ctx, max, |f| {
+                let group = groups::tx_group(&f.dst);
+                // Taken from the socket, the frame must complete in its
+                // turn: one of a length the device refuses is refused by
+                // the device (counted in its `TX_BAD_DESC`) and completes.
+                let len = f.len.clamp(1, u32::from(u16::MAX));
+                let flags = abi::tx_flags::SOF | abi::tx_flags::EOF;
+                if let Some(d) = TxDesc::new(f.dma, len, group, flags, None) {
+                    let _ = rings.tx_write(self.tail, self.shift, &d);
+                }
+                self.push(TxFrame::Xsk(f.len), 1);
+            })
+        } else {
+            0
+        };
+        pool.set_tx_need_wakeup(ctx);
+        self.xsk = Some(pool);
+        max > 0 && taken == max
+    }
+
     /// Counts frames redirected to the device that it did not take, which
     /// the redirect's caller drops.
     pub(crate) fn count_xmit_refused(&mut self, frames: usize) {
@@ -493,7 +562,7 @@ impl TxState {
             self.stats.bad += 1;
             return;
         }
-        let (mut pkts, mut bytes) = (0u32, 0u32);
+        let (mut pkts, mut bytes, mut xsk_done) = (0u32, 0u32, 0u32);
         let before = self.clean;
         while self.clean != done {
             let slot = (self.clean & (self.ring() - 1)) as usize;
@@ -530,6 +599,12 @@ impl TxState {
                         self.stats.packets += 1;
                         self.stats.bytes += u64::from(f.len());
                     }
+                    TxFrame::Xsk(len) => {
+                        xsk_done += 1;
+                        self.stats.xsk_frames += 1;
+                        self.stats.packets += 1;
+                        self.stats.bytes += u64::from(*len);
+                    }
                 }
                 // SAFETY: the device's done count passed every descriptor
                 // of the frame (checked above against what was written):
@@ -537,6 +612,9 @@ impl TxState {
                 unsafe { s.frame.unmap(dev) };
             }
             self.clean = self.clean.wrapping_add(descs);
+        }
+        if let (true, Some(pool)) = (xsk_done > 0, &self.xsk) {
+            pool.tx_completed(xsk_done);
         }
         if pkts > 0 {
             self.stats.packets += u64::from(pkts);

@@ -16,3 +16,4 @@ pub(crate) mod restart;
 pub(crate) mod skb;
 pub(crate) mod xdp;
 pub(crate) mod xdp_xmit;
+pub(crate) mod xsk;

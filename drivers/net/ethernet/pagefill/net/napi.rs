@@ -430,6 +430,20 @@ impl Napi {
         Ok(())
     }
 
+    /// Schedules a poll, as the interrupt would, unless one is scheduled
+    /// or running; does nothing if the instance is not started.
+    pub fn schedule(&self) {
+        if self.irq.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        // SAFETY: the instance was added to a device and enabled (it was
+        // started: `irq` is set only after). If `stop` runs meanwhile,
+        // `napi_disable` marks it scheduled for good before it returns, and
+        // the state stays so after `netif_napi_del`, so this schedules
+        // nothing then; the storage is pinned and lives as long as `self`.
+        unsafe { ffi::pagefill_napi_schedule(self.as_raw()) };
+    }
+
     /// Frees the interrupt, disables the instance (waiting for a running
     /// poll) and removes it from its device. Does nothing if not started.
     pub fn stop(&self, _rtnl: &Rtnl<'_>) {

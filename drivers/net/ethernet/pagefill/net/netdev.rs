@@ -27,6 +27,7 @@ use crate::net::restart::Restart;
 use crate::net::skb::SkBuff;
 use crate::net::xdp::{BpfProg, ExtAck};
 use crate::net::xdp_xmit::XmitFrames;
+use crate::net::xsk::XskPool;
 
 /// Proof that the caller holds RTNL, the lock that serialises the
 /// configuration of network devices: the operations the core calls under
@@ -255,6 +256,28 @@ pub trait Operations: Sized + 'static {
     /// device now. Bottom halves off. An error, where no frame was taken,
     /// makes the caller drop them all.
     fn xdp_xmit(_dev: &Device<Self>, _frames: &mut XmitFrames<'_>, _flush: bool) -> Result {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Binds `pool` to queue `queue` for AF_XDP in zero-copy mode
+    /// (`ndo_bpf`, `XDP_SETUP_XSK_POOL`). Under RTNL. The driver keeps the
+    /// pool until [`Self::xsk_unbind`] of the queue, and gives back every
+    /// buffer it took from it before that returns.
+    fn xsk_bind(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _queue: u32, _pool: XskPool) -> Result {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Unbinds queue `queue`'s pool: the driver drops it, and every buffer
+    /// of it, before returning. Under RTNL. Implemented with
+    /// [`Self::xsk_bind`].
+    fn xsk_unbind(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _queue: u32) -> Result {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The user-space program of queue `queue`'s pool gave buffers, or
+    /// frames to send, and wants the queue polled (`ndo_xsk_wakeup`).
+    /// Process or softirq context.
+    fn xsk_wakeup(_dev: &Device<Self>, _queue: u32) -> Result {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -600,6 +623,22 @@ impl<T: Operations> OpsTable<T> {
     /// # Safety
     ///
     /// `dev` as for [`Self::open`].
+    unsafe extern "C" fn xsk_wakeup(
+        dev: *mut kernel::bindings::net_device,
+        queue: u32,
+        _flags: u32,
+    ) -> c_int {
+        // SAFETY: the core calls `ndo_xsk_wakeup` with a registered device.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        match T::xsk_wakeup(dev, queue) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `dev` as for [`Self::open`].
     unsafe extern "C" fn tx_timeout(dev: *mut kernel::bindings::net_device, queue: c_uint) {
         // SAFETY: the watchdog calls `ndo_tx_timeout` with a registered
         // device.
@@ -633,6 +672,11 @@ impl<T: Operations> OpsTable<T> {
         },
         ndo_xdp_xmit: if T::HAS_XDP_XMIT {
             Some(crate::net::xdp_xmit::ndo_xdp_xmit::<T>)
+        } else {
+            None
+        },
+        ndo_xsk_wakeup: if T::HAS_XSK_WAKEUP {
+            Some(Self::xsk_wakeup)
         } else {
             None
         },

@@ -94,6 +94,41 @@ impl PagePool {
             synced: 0,
         })
     }
+
+    /// As [`Self::alloc`], for a buffer the device reads: `write` fills its
+    /// first `len` bytes (clamped to the buffer), which are then synced for
+    /// the device, and the buffer goes to the device as
+    /// [`PoolPage::post`] gives it.
+    pub fn alloc_written(
+        &self,
+        ctx: &PollCtx<'_>,
+        len: usize,
+        write: impl FnOnce(&mut [u8]),
+    ) -> Option<DevicePage> {
+        let page = self.alloc(ctx)?;
+        let len = len.min(page.buf.len);
+        // SAFETY: a live buffer of this pool, `buf.len` bytes of directly
+        // mapped memory from its head page, fresh from the pool: nobody
+        // else holds a reference to it (no skb fragment, and the device has
+        // not been given it), so nothing else reads or writes it now.
+        let bytes = unsafe {
+            core::slice::from_raw_parts_mut(
+                ffi::pagefill_page_address(page.buf.page.as_ptr()).cast::<u8>(),
+                len,
+            )
+        };
+        write(bytes);
+        // SAFETY: a live buffer of a mapping pool, `len` bytes of it written
+        // by the CPU above, for the device to read.
+        unsafe {
+            ffi::pagefill_page_pool_dma_sync_for_device(
+                self.pool.as_ptr(),
+                page.buf.page.as_ptr(),
+                len as u32,
+            )
+        };
+        Some(page.post())
+    }
 }
 
 impl PagePool {

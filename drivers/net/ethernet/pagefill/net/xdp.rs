@@ -28,6 +28,7 @@ use crate::ffi;
 use crate::net::napi::{Napi, PollCtx};
 use crate::net::netdev::{Device, Operations, Rtnl};
 use crate::net::page_pool::PagePool;
+use crate::net::xsk::XskPool;
 
 mod buf;
 
@@ -201,6 +202,11 @@ impl Action {
 }
 
 impl Prog<'_> {
+    /// The program, for a run the caller makes in the poll it was read in.
+    pub(crate) fn as_raw(&self) -> *mut kernel::bindings::bpf_prog {
+        self.prog.as_ptr()
+    }
+
     /// Whether the program takes frames in several buffers (`xdp.frags`).
     pub fn has_frags(&self) -> bool {
         // SAFETY: a live program (type invariant).
@@ -321,6 +327,10 @@ pub(crate) unsafe extern "C" fn ndo_bpf<T: Operations>(
     let (dev, rtnl) = unsafe { (Device::<T>::from_raw(dev), Rtnl::assume_held()) };
     // SAFETY: `bpf` is valid for the call.
     let command = unsafe { ffi::pagefill_netdev_bpf_command(bpf) };
+    if command == ffi::pagefill_bpf_command_PAGEFILL_BPF_SETUP_XSK_POOL {
+        // SAFETY: `bpf` is a valid request (the core's), of this command.
+        return unsafe { xsk_setup::<T>(dev, &rtnl, bpf) };
+    }
     if command != ffi::pagefill_bpf_command_PAGEFILL_BPF_SETUP_PROG {
         return EINVAL.to_errno();
     }
@@ -345,6 +355,41 @@ pub(crate) unsafe extern "C" fn ndo_bpf<T: Operations>(
     0
 }
 
+/// `XDP_SETUP_XSK_POOL`: binds the request's pool to its queue, or unbinds
+/// the queue's.
+///
+/// # Safety
+///
+/// `bpf` is a valid `XDP_SETUP_XSK_POOL` request for `dev`.
+unsafe fn xsk_setup<T: Operations>(
+    dev: &Device<T>,
+    rtnl: &Rtnl<'_>,
+    bpf: *mut ffi::netdev_bpf,
+) -> c_int {
+    if !T::HAS_XSK_BIND {
+        return EOPNOTSUPP.to_errno();
+    }
+    // SAFETY: `bpf` is valid for the call (the caller's guarantee).
+    let (pool, queue) = unsafe {
+        (
+            ffi::pagefill_netdev_bpf_xsk_pool(bpf),
+            ffi::pagefill_netdev_bpf_xsk_queue(bpf),
+        )
+    };
+    let queue = u32::from(queue);
+    let done = match NonNull::new(pool) {
+        // SAFETY: the pool of this bind of `dev`; `T::xsk_bind` keeps it no
+        // longer than the queue's unbind (the trait's contract).
+        Some(pool) => unsafe { XskPool::map(dev, rtnl, pool) }
+            .and_then(|pool| T::xsk_bind(dev, rtnl, queue, pool)),
+        None => T::xsk_unbind(dev, rtnl, queue),
+    };
+    match done {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
 /// The XDP actions a device carries out, as it advertises them
 /// (`xdp_features`, `NETDEV_XDP_ACT_*`).
 #[derive(Clone, Copy, Default, Debug)]
@@ -361,6 +406,8 @@ impl Features {
     pub const RX_SG: Self = Self(ffi::pagefill_xdp_features_PAGEFILL_XDP_ACT_RX_SG);
     /// Frames in several buffers redirected to the device are sent.
     pub const NDO_XMIT_SG: Self = Self(ffi::pagefill_xdp_features_PAGEFILL_XDP_ACT_NDO_XMIT_SG);
+    /// AF_XDP sockets bind in zero-copy mode (`XDP_SETUP_XSK_POOL`).
+    pub const XSK_ZEROCOPY: Self = Self(ffi::pagefill_xdp_features_PAGEFILL_XDP_ACT_XSK_ZEROCOPY);
 
     /// Both sets.
     pub const fn with(self, o: Self) -> Self {

@@ -8,11 +8,10 @@
 use crate::abi::{self, rx_flags, rx_kind};
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
-use crate::net::page_pool::PoolPage;
 use crate::rings::{RawCqe, Rings};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::Split;
-use crate::rx_slot::{Flushed, NotTaken};
+use crate::rx_slot::{CpuBuf, Flushed, NotTaken};
 use crate::rx_stats::RxStats;
 
 use super::{RxState, XdpPoll, STUCK_STARVATIONS};
@@ -92,10 +91,12 @@ impl RxState {
                         ctx,
                         xdp,
                         Split {
-                            buf,
+                            buf: buf.page,
+                            chunks: buf.chunks,
                             cqe: *cqe,
                             off: 0,
                             frames: 0,
+                            seen: 0,
                         },
                     );
                 }
@@ -223,7 +224,7 @@ impl RxState {
     /// lost to the pool; its frames are lost (the bad completion was
     /// counted). `outstanding` and `stats` are the [`RxState`]'s own,
     /// apart so that a caller may hold one of its groups meanwhile.
-    fn recycle_lost(outstanding: &mut u32, stats: &mut RxStats, buf: PoolPage) {
+    fn recycle_lost(outstanding: &mut u32, stats: &mut RxStats, buf: CpuBuf) {
         drop(buf);
         *outstanding = outstanding.saturating_sub(1);
         stats.buf_recycled += 1;

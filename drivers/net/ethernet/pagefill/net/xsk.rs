@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! AF_XDP zero-copy receive: an XSK buffer pool bound to one of the
+//! device's queues, its buffers as the CPU and the device own them in turn,
+//! and a frame's run through the queue's XDP program.
+//!
+//! C header: [`include/net/xdp_sock_drv.h`](srctree/include/net/xdp_sock_drv.h)
+//!
+//! The core hands the driver a pool at `XDP_SETUP_XSK_POOL` ([`XskPool`],
+//! mapped for the device while it lives). The queue's poll takes buffers
+//! from it ([`XskBuf`], the CPU's: the user-space program gave them in its
+//! fill ring), gives them to the device a chunk list's worth at a time
+//! ([`XskBufs::post`] makes [`DeviceXskBufs`], which only the `unsafe`
+//! [`DeviceXskBufs::reclaim`] turns back), and runs each written one
+//! through the program ([`XskBuf::run`]), which redirects it to its socket
+//! without a copy.
+
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+use kernel::{error::from_err_ptr, prelude::*};
+
+use crate::ffi;
+use crate::net::napi::{Napi, PollCtx};
+use crate::net::netdev::{Device, Operations, Rtnl};
+use crate::net::skb::{RxHash, SkBuff};
+use crate::net::xdp::Prog;
+
+/// An XSK buffer pool bound to one of the device's queues in zero-copy
+/// mode, mapped for the device; unmapped on drop.
+///
+/// # Invariants
+///
+/// `pool` is a pool the core bound to a queue of the device this value was
+/// made for, mapped for that device, and stays so while this value lives:
+/// the core frees it only after the driver's unbind call returns, and the
+/// driver drops every [`XskPool`] of a queue (and every buffer from it)
+/// before it returns from that call.
+pub struct XskPool {
+    pool: NonNull<ffi::xsk_buff_pool>,
+    room: u32,
+}
+
+// SAFETY: the pool may be used and unmapped from any thread; what the core
+// allows only in the queue's poll takes a [`PollCtx`].
+unsafe impl Send for XskPool {}
+// SAFETY: shared access reads `room` and calls into the core with a poll's
+// token, polls of one queue never overlapping.
+unsafe impl Sync for XskPool {}
+
+impl XskPool {
+    /// Maps `pool`, which the core is binding to a queue of `dev`, for the
+    /// device.
+    ///
+    /// # Safety
+    ///
+    /// `pool` is the pool of an `XDP_SETUP_XSK_POOL` bind of `dev` in
+    /// progress, and the caller follows the type invariant.
+    pub(crate) unsafe fn map<T: Operations>(
+        dev: &Device<T>,
+        _rtnl: &Rtnl<'_>,
+        pool: NonNull<ffi::xsk_buff_pool>,
+    ) -> Result<Self> {
+        // SAFETY: a pool being bound to `dev` (the caller's guarantee),
+        // whose parent is the DMA device.
+        kernel::error::to_result(unsafe {
+            ffi::pagefill_xsk_pool_dma_map(pool.as_ptr(), dev.as_raw())
+        })?;
+        // SAFETY: a live pool, mapped above.
+        let room = unsafe { ffi::pagefill_xsk_pool_get_rx_frame_size(pool.as_ptr()) };
+        // INVARIANT: bound and mapped; the caller keeps the rest.
+        Ok(Self { pool, room })
+    }
+
+    /// The bytes of a frame a buffer holds, from where the device writes.
+    pub fn room(&self) -> u32 {
+        self.room
+    }
+
+    /// Takes a buffer the user-space program gave (its fill ring), in the
+    /// queue's poll; `None` when it gave none.
+    pub fn alloc(&self, _ctx: &PollCtx<'_>) -> Option<XskBuf> {
+        // SAFETY: a live pool (type invariant); the fill ring has one
+        // consumer, the poll of the queue the pool is bound to, the only
+        // holder of the pool's `XskPool` besides the binding itself.
+        let xdp = NonNull::new(unsafe { ffi::pagefill_xsk_buff_alloc(self.pool.as_ptr()) })?;
+        // INVARIANT: a buffer of this pool, the CPU's, `room` bytes of frame.
+        Some(XskBuf {
+            xdp,
+            room: self.room,
+        })
+    }
+
+    /// Tells the user-space program, if it asked to be told
+    /// (`XDP_USE_NEED_WAKEUP`), whether the poll waits for it to give
+    /// buffers and be woken (`on`), or polls on its own.
+    pub fn set_need_wakeup(&self, _ctx: &PollCtx<'_>, on: bool) {
+        // SAFETY: a live pool (type invariant), in the queue's poll.
+        unsafe { ffi::pagefill_xsk_set_rx_need_wakeup(self.pool.as_ptr(), on) }
+    }
+}
+
+/// A frame an AF_XDP socket queued for transmission in zero-copy mode.
+pub struct XskTxFrame {
+    /// Where the device reads it (the pool's mapping, synced for it).
+    pub dma: u64,
+    /// Its length.
+    pub len: u32,
+    /// Its first bytes (the destination address), 0 past its end.
+    pub dst: [u8; 6],
+}
+
+impl XskPool {
+    /// Takes up to `max` frames from the socket's TX ring, in the poll of
+    /// the queue the pool is bound to, handing each to `queue`, which must
+    /// queue it for the device: each is reported done, in order, by
+    /// [`Self::tx_completed`]. Returns how many it took.
+    pub fn tx_take(&self, _ctx: &PollCtx<'_>, max: u32, mut queue: impl FnMut(XskTxFrame)) -> u32 {
+        // SAFETY: a live pool (type invariant); its TX ring has one
+        // consumer, this queue's poll.
+        let n = unsafe { ffi::pagefill_xsk_tx_take(self.pool.as_ptr(), max) };
+        for i in 0..n {
+            let mut f = XskTxFrame {
+                dma: 0,
+                len: 0,
+                dst: [0; 6],
+            };
+            // SAFETY: `i` is below the count the take returned, whose
+            // descriptors the pool holds until the next take.
+            unsafe {
+                ffi::pagefill_xsk_tx_desc(
+                    self.pool.as_ptr(),
+                    i,
+                    &mut f.dma,
+                    &mut f.len,
+                    f.dst.as_mut_ptr(),
+                )
+            };
+            queue(f);
+        }
+        n
+    }
+
+    /// Reports `n` more frames taken by [`Self::tx_take`] done (sent, or
+    /// dropped by a reset), in the order they were taken; their buffers go
+    /// back to the socket's completion ring. From the queue's transmit
+    /// cleanup, which its transmit lock serialises.
+    pub fn tx_completed(&self, n: u32) {
+        // SAFETY: a live pool (type invariant); the caller reports frames
+        // it took, once each, one caller at a time.
+        unsafe { ffi::pagefill_xsk_tx_completed(self.pool.as_ptr(), n) }
+    }
+
+    /// Asks the socket, if it asked to be asked (`XDP_USE_NEED_WAKEUP`), to
+    /// wake the queue (`sendto()`) when it queues frames to send.
+    pub fn set_tx_need_wakeup(&self, _ctx: &PollCtx<'_>) {
+        // SAFETY: a live pool (type invariant), in the queue's poll.
+        unsafe { ffi::pagefill_xsk_set_tx_need_wakeup(self.pool.as_ptr()) }
+    }
+}
+
+impl Drop for XskPool {
+    fn drop(&mut self) {
+        // SAFETY: a live, mapped pool (type invariant) that no buffer of
+        // the device's is taken from any more.
+        unsafe { ffi::pagefill_xsk_pool_dma_unmap(self.pool.as_ptr()) }
+    }
+}
+
+/// A buffer of an [`XskPool`] that the CPU owns; back to the pool on drop.
+///
+/// # Invariants
+///
+/// `xdp` is a buffer of a live pool, owned by this value, with `room`
+/// bytes for a frame; the device does not access it.
+pub struct XskBuf {
+    xdp: NonNull<ffi::xdp_buff>,
+    room: u32,
+}
+
+// SAFETY: a buffer may be given back from any context.
+unsafe impl Send for XskBuf {}
+
+/// What became of a frame [`XskBuf::run`] ran through the program.
+pub enum XskVerdict {
+    /// Redirected (to its socket, without a copy); the poll flushes the
+    /// redirects before it ends.
+    Redirected,
+    /// For the stack: a copy, the buffer back in the pool.
+    Pass(SkBuff),
+    /// Sent back out of the device (a copy).
+    Tx,
+    /// Dropped by the program.
+    Dropped,
+    /// The program failed, or returned an action the kernel does not know.
+    Aborted,
+    /// A redirect or transmit that failed, or no memory for the copy.
+    Failed,
+}
+
+impl XskBuf {
+    /// Where the device writes the frame.
+    pub fn dma_addr(&self) -> u64 {
+        // SAFETY: a live buffer (type invariant).
+        unsafe { ffi::pagefill_xsk_buff_xdp_get_dma(self.xdp.as_ptr()) }
+    }
+
+    /// Runs `prog` (none: the frame goes to the stack) on the `len` bytes
+    /// the device wrote, with flow hash `hash`, in the poll `ctx`, and
+    /// carries out its verdict; a length beyond the buffer's room is
+    /// refused ([`XskVerdict::Failed`]).
+    pub fn run(
+        self,
+        _ctx: &PollCtx<'_>,
+        prog: Option<Prog<'_>>,
+        len: u32,
+        hash: RxHash,
+    ) -> XskVerdict {
+        if len > self.room {
+            return XskVerdict::Failed;
+        }
+        let this = core::mem::ManuallyDrop::new(self);
+        let mut skb = core::ptr::null_mut();
+        // SAFETY: a live buffer of the CPU's (type invariant), given up here
+        // (the helper consumes it in every case), with `len` within its
+        // room; a live program for the poll (`Prog`'s invariant) or none;
+        // a NAPI poll (the token's), where redirects are queued and GRO
+        // runs.
+        let verdict = unsafe {
+            ffi::pagefill_xsk_run(
+                prog.map_or(core::ptr::null_mut(), |p| p.as_raw()),
+                this.xdp.as_ptr(),
+                len,
+                hash.value(),
+                hash.rss_type(),
+                &mut skb,
+            )
+        };
+        match verdict {
+            ffi::pagefill_xsk_verdict_PAGEFILL_XSK_REDIRECT => XskVerdict::Redirected,
+            ffi::pagefill_xsk_verdict_PAGEFILL_XSK_PASS if !skb.is_null() => {
+                // SAFETY: a new skb the helper made and gives up.
+                XskVerdict::Pass(unsafe { SkBuff::from_raw(skb) })
+            }
+            ffi::pagefill_xsk_verdict_PAGEFILL_XSK_TX => XskVerdict::Tx,
+            ffi::pagefill_xsk_verdict_PAGEFILL_XSK_DROP => XskVerdict::Dropped,
+            ffi::pagefill_xsk_verdict_PAGEFILL_XSK_ABORTED => XskVerdict::Aborted,
+            _ => XskVerdict::Failed,
+        }
+    }
+}
+
+impl Drop for XskBuf {
+    fn drop(&mut self) {
+        // SAFETY: a live buffer we own and give back (type invariant).
+        unsafe { ffi::pagefill_xsk_buff_free(self.xdp.as_ptr()) }
+    }
+}
+
+/// Most buffers an [`XskBufs`] holds: as many as a chunk list names.
+pub const MAX_BUFS: usize = crate::abi::chunk_list::MAX_CHUNKS;
+
+/// Room for the buffers of one chunk list.
+type BufArray = [Option<NonNull<ffi::xdp_buff>>; MAX_BUFS];
+
+/// Buffers of an [`XskPool`] that the CPU owns, kept together (the chunks
+/// of one chunk list); those left go back to the pool on drop.
+///
+/// # Invariants
+///
+/// Every `Some` entry of `bufs` is a buffer of a live pool, owned by this
+/// value, with `room` bytes for a frame; the device does not access them.
+pub struct XskBufs {
+    bufs: KBox<BufArray>,
+    room: u32,
+}
+
+// SAFETY: buffers may be given back from any context.
+unsafe impl Send for XskBufs {}
+
+impl XskBufs {
+    /// An empty set, for buffers of `pool`; allocates (atomic).
+    pub fn new(pool: &XskPool) -> Result<Self> {
+        // INVARIANT: no buffer yet.
+        Ok(Self {
+            bufs: KBox::new([None; MAX_BUFS], GFP_ATOMIC)?,
+            room: pool.room,
+        })
+    }
+
+    /// Buffers held, from the first.
+    pub fn len(&self) -> usize {
+        self.bufs.iter().take_while(|b| b.is_some()).count()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.bufs[0].is_none()
+    }
+
+    /// Adds `buf` after the others; gives it back if the set is full or
+    /// `buf` has another room.
+    pub fn push(&mut self, buf: XskBuf) -> core::result::Result<(), XskBuf> {
+        let n = self.len();
+        if n == MAX_BUFS || buf.room != self.room {
+            return Err(buf);
+        }
+        let buf = core::mem::ManuallyDrop::new(buf);
+        // INVARIANT: the buffer's ownership moves into the set.
+        self.bufs[n] = Some(buf.xdp);
+        Ok(())
+    }
+
+    /// Where the device writes buffer `i`'s frame.
+    pub fn dma_addr(&self, i: usize) -> Option<u64> {
+        let xdp = (*self.bufs.get(i)?)?;
+        // SAFETY: a live buffer (type invariant).
+        Some(unsafe { ffi::pagefill_xsk_buff_xdp_get_dma(xdp.as_ptr()) })
+    }
+
+    /// Takes buffer `i` out of the set.
+    pub fn take(&mut self, i: usize) -> Option<XskBuf> {
+        let xdp = self.bufs.get_mut(i)?.take()?;
+        // INVARIANT: the ownership moves out of the set.
+        Some(XskBuf {
+            xdp,
+            room: self.room,
+        })
+    }
+
+    /// Gives the buffers to the device: the caller is about to publish
+    /// their addresses where the device takes buffers from.
+    pub fn post(self) -> DeviceXskBufs {
+        let this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is not dropped: its box moves out once.
+        let bufs = unsafe { core::ptr::read(&this.bufs) };
+        // INVARIANT: the ownership moves from `this`.
+        DeviceXskBufs {
+            bufs,
+            room: this.room,
+        }
+    }
+}
+
+impl Drop for XskBufs {
+    fn drop(&mut self) {
+        for xdp in self.bufs.iter_mut().filter_map(Option::take) {
+            // SAFETY: a live buffer this set owns and gives back (type
+            // invariant).
+            unsafe { ffi::pagefill_xsk_buff_free(xdp.as_ptr()) }
+        }
+    }
+}
+
+/// Buffers of an [`XskPool`] that the device owns: named in a chunk list
+/// it may take, or being written. Dropping them leaks them rather than
+/// give the program memory the device may still write: the way back is
+/// [`Self::reclaim`].
+///
+/// # Invariants
+///
+/// Every `Some` entry of `bufs` is a buffer of a live pool owned by this
+/// value, which the device may access at any time.
+pub struct DeviceXskBufs {
+    bufs: KBox<BufArray>,
+    room: u32,
+}
+
+// SAFETY: only the value moves between threads.
+unsafe impl Send for DeviceXskBufs {}
+// SAFETY: shared access reads nothing of the buffers.
+unsafe impl Sync for DeviceXskBufs {}
+
+impl DeviceXskBufs {
+    /// Takes the buffers back from the device (a frame's bytes are synced
+    /// for the CPU when it is run).
+    ///
+    /// # Safety
+    ///
+    /// The device will not access any of the buffers again.
+    pub unsafe fn reclaim(self) -> XskBufs {
+        let this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is not dropped: its box moves out once.
+        let bufs = unsafe { core::ptr::read(&this.bufs) };
+        // INVARIANT: the ownership moves from `this`; the device is done
+        // with the buffers (the caller's guarantee).
+        XskBufs {
+            bufs,
+            room: this.room,
+        }
+    }
+
+    /// Gives up the buffers for good: the device may still write them (a
+    /// reset that failed, which also turned bus mastering off).
+    pub fn leak(self) {
+        core::mem::forget(self);
+    }
+}
+
+impl Drop for DeviceXskBufs {
+    fn drop(&mut self) {
+        // As `DevicePage`'s: not given back, the device may still write
+        // them.
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        kernel::warn_on!(!WARNED.swap(true, Ordering::Relaxed));
+    }
+}
+
+/// A receive queue as XDP programs see it in zero-copy mode
+/// (`xdp_rxq_info` with the XSK pool's memory model), given to the pool
+/// for its buffers.
+///
+/// # Invariants
+///
+/// `rxq` was made by `pagefill_xsk_rxq_new` and is owned by this value.
+pub struct XskRxQueue {
+    rxq: NonNull<ffi::xdp_rxq_info>,
+}
+
+// SAFETY: registered and unregistered in process context on any thread;
+// programs only read it.
+unsafe impl Send for XskRxQueue {}
+// SAFETY: shared access reads nothing.
+unsafe impl Sync for XskRxQueue {}
+
+impl XskRxQueue {
+    /// Registers queue `queue` of `dev`, polled by `napi`, whose frames are
+    /// `pool`'s buffers. Process context (it allocates).
+    pub fn new<T: Operations>(
+        dev: &Device<T>,
+        queue: u32,
+        napi: &Napi,
+        pool: &XskPool,
+    ) -> Result<Self> {
+        // SAFETY: the device is registered, `napi` pinned and `pool` live
+        // (its invariant); the pool keeps the registration for its buffers,
+        // and the queue drops this value before the pool goes.
+        let rxq = from_err_ptr(unsafe {
+            ffi::pagefill_xsk_rxq_new(
+                dev.as_raw(),
+                queue,
+                napi.as_raw_for_pool(),
+                pool.pool.as_ptr(),
+            )
+        })?;
+        // INVARIANT: made above, not an error.
+        Ok(Self {
+            rxq: NonNull::new(rxq).ok_or(ENOMEM)?,
+        })
+    }
+}
+
+impl Drop for XskRxQueue {
+    fn drop(&mut self) {
+        // SAFETY: owned (type invariant); no poll runs a frame with it any
+        // more: it lives in the queue's NAPI-owned state, dropped while NAPI
+        // is stopped.
+        unsafe { ffi::pagefill_xdp_rxq_free(self.rxq.as_ptr()) }
+    }
+}

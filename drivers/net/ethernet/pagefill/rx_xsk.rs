@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Zero-copy AF_XDP receive: a queue bound to an XSK pool runs in the
+//! device's chunk mode, its streams' node-table entries holding chunk lists
+//! of the pool's buffers (one frame from the start of each), and each frame
+//! the device wrote goes through the queue's XDP program in its own buffer,
+//! which a redirect hands to the socket as it is.
+//!
+//! A list names [`CHUNKS_PER_LIST`] buffers, or fewer when the socket's fill
+//! ring has fewer; with none there, the stream's entry waits (counted in
+//! `xsk_fill_empty`), the device pauses the stream's sender when it needs
+//! the entry, and the poll tries again when the program gives buffers
+//! (`ndo_xsk_wakeup`, or the poll's retry timer): a slow consumer holds the
+//! senders off and loses nothing.
+
+use kernel::{prelude::*, sync::Arc};
+
+use crate::abi::{chunk_list, record_flags};
+use crate::net::napi::PollCtx;
+use crate::net::netdev::{Device, Operations};
+use crate::net::page_pool::PagePool;
+use crate::net::xsk::{XskBufs, XskPool, XskRxQueue, XskVerdict};
+use crate::rx::{RxState, XdpPoll};
+use crate::rx_skb::{hand_up, FrameMeta, Record, Split};
+use crate::rx_slot::DeviceBuf;
+
+/// Buffers a chunk list names: two lists for each of a group's 31 other
+/// nodes (the one posted and the one being filled) take 1984, within the
+/// 2048 buffers of a fill ring of libxdp's default size.
+pub(crate) const CHUNKS_PER_LIST: usize = 32;
+
+const _: () = assert!(CHUNKS_PER_LIST <= chunk_list::MAX_CHUNKS);
+
+/// A queue in zero-copy mode: its XSK pool, and its registration as XDP
+/// programs see it, which the pool's buffers point to (held, and dropped
+/// first: the pool outlives it).
+pub(crate) struct XskRx {
+    _rxq: XskRxQueue,
+    pub(crate) pool: Arc<XskPool>,
+}
+
+impl XskRx {
+    pub(crate) fn new(rxq: XskRxQueue, pool: Arc<XskPool>) -> Self {
+        Self { _rxq: rxq, pool }
+    }
+}
+
+/// Why no chunk list could be made.
+pub(crate) enum NoList {
+    /// No page for the list.
+    Memory,
+    /// No buffer in the socket's fill ring.
+    FillEmpty,
+}
+
+/// A chunk list of up to [`CHUNKS_PER_LIST`] of `xsk`'s buffers, in a page
+/// of `pool`, for the device.
+pub(crate) fn chunk_list(
+    ctx: &PollCtx<'_>,
+    pool: &PagePool,
+    xsk: &XskRx,
+) -> Result<DeviceBuf, NoList> {
+    let mut bufs = XskBufs::new(&xsk.pool).map_err(|_| NoList::Memory)?;
+    let mut count = 0;
+    while count < CHUNKS_PER_LIST {
+        let Some(buf) = xsk.pool.alloc(ctx) else {
+            break;
+        };
+        if bufs.push(buf).is_err() {
+            break;
+        }
+        count += 1;
+    }
+    if count == 0 {
+        return Err(NoList::FillEmpty);
+    }
+    // The buffers go back to the fill ring's pool if there is no page.
+    let list = pool
+        .alloc_written(ctx, chunk_list::SIZE, |mem| {
+            mem.fill(0);
+            mem[chunk_list::COUNT..chunk_list::COUNT + 2]
+                .copy_from_slice(&(count as u16).to_le_bytes());
+            for i in 0..count {
+                let at = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::ADDR;
+                let addr = bufs.dma_addr(i).unwrap_or(0);
+                mem[at..at + 8].copy_from_slice(&addr.to_le_bytes());
+            }
+        })
+        .ok_or(NoList::Memory)?;
+    Ok(DeviceBuf::chunk_list(list, bufs.post()))
+}
+
+impl RxState {
+    /// Runs the frames of a written chunk list, `sp`, through the queue's
+    /// program (or hands them up, with none) while the poll's budget lasts;
+    /// a list not done is kept in `self.split` for the next poll. The
+    /// list's records are checked as a buffer's are: a frame of no length,
+    /// longer than a buffer's room or continued in the next chunk (the MTU
+    /// fits a buffer: bind refuses it otherwise), or records that disagree
+    /// with the completion, are the device's errors.
+    pub(crate) fn split_chunks<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        ctx: &PollCtx<'_>,
+        xdp: Option<&XdpPoll<'_>>,
+        mut sp: Split,
+    ) {
+        let room = self.xsk.as_ref().map_or(0, |x| x.pool.room()) as usize;
+        let Some(chunks) = sp.chunks.as_mut() else {
+            return;
+        };
+        let prog = xdp.map(|x| x.prog);
+        let list = sp.buf.data();
+        while sp.frames < sp.cqe.frames() {
+            if ctx.budget_left() == 0 {
+                self.split = Some(sp);
+                return;
+            }
+            let i = sp.off;
+            let at = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::RECORD;
+            let (Some(rec), Some(buf)) = (Record::header(list, at), chunks.take(i)) else {
+                self.stats.bad += 1;
+                return;
+            };
+            if rec.len == 0 || rec.len > room || rec.flags() & record_flags::MORE != 0 {
+                self.stats.bad += 1;
+                return;
+            }
+            sp.off += 1;
+            sp.frames += 1;
+            sp.seen += rec.len;
+            let meta = rec.meta(&self.offloads);
+            let stats = &mut self.stats;
+            // Every frame the program saw counts as received, whatever it
+            // does with it (the netdev queue statistics' rule).
+            stats.packets += 1;
+            stats.bytes += rec.len as u64;
+            match buf.run(ctx, prog, rec.len as u32, meta.hash) {
+                XskVerdict::Redirected => {
+                    stats.xdp_redirect += 1;
+                    if let Some(x) = xdp {
+                        x.redirected.set(true);
+                    }
+                    ctx.count_consumed();
+                }
+                XskVerdict::Pass(skb) => {
+                    // A program may have changed the bytes the device
+                    // checked: their checksum is checked again.
+                    let meta = FrameMeta {
+                        csum_ok: meta.csum_ok && prog.is_none(),
+                        ..meta
+                    };
+                    if prog.is_some() {
+                        stats.xdp_pass += 1;
+                    }
+                    hand_up(stats, dev, ctx, skb, meta);
+                }
+                XskVerdict::Tx => {
+                    stats.xdp_tx += 1;
+                    ctx.count_consumed();
+                }
+                XskVerdict::Dropped => {
+                    stats.xdp_drop += 1;
+                    ctx.count_consumed();
+                }
+                XskVerdict::Aborted => {
+                    stats.xdp_aborted += 1;
+                    ctx.count_consumed();
+                }
+                XskVerdict::Failed => {
+                    if prog.is_some() {
+                        stats.xdp_errors += 1;
+                    } else {
+                        stats.dropped += 1;
+                    }
+                    ctx.count_consumed();
+                }
+            }
+        }
+        if sp.seen != sp.cqe.bytes() as usize {
+            self.stats.bad += 1;
+        }
+        // The list's page and the chunks it did not use go back to their
+        // pools with `sp`.
+    }
+}
