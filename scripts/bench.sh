@@ -30,7 +30,7 @@
 #                  the xdp part's actions and sizes (default "drop tx pass",
 #                  "64 1500"; the xsk part and the prof part's XDP cases
 #                  take the sizes too)
-#   --prof LIST    the prof part's cases (default "socket page merge xdp")
+#   --prof LIST    the prof part's cases (default "socket page merge xdp"; also xsk)
 #   --keep-runs    keep the run folders (run-NAME/: console, plugin output,
 #                  the prof part's per-block counts) for a closer look
 #   --report-only  only rebuild the table and plot from DIR's raw files

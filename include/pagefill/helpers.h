@@ -315,7 +315,8 @@ void pagefill_page_pool_dma_sync_for_device(const struct page_pool *pool,
 int pagefill_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct net_device *dev);
 void pagefill_xsk_pool_dma_unmap(struct xsk_buff_pool *pool);
 u32 pagefill_xsk_pool_get_rx_frame_size(struct xsk_buff_pool *pool);
-struct xdp_buff *pagefill_xsk_buff_alloc(struct xsk_buff_pool *pool);
+u32 pagefill_xsk_buff_alloc_batch(struct xsk_buff_pool *pool,
+				  struct xdp_buff **xdp, u32 max);
 void pagefill_xsk_buff_free(struct xdp_buff *xdp);
 dma_addr_t pagefill_xsk_buff_xdp_get_dma(struct xdp_buff *xdp);
 void pagefill_xsk_buff_dma_sync_for_cpu(struct xdp_buff *xdp);

@@ -28,7 +28,7 @@
 # cost, xdp and xsk parts: default "pf vn"; "pf" needs no virtio-net NIC),
 # XDP_ACTS and XDP_SIZES (of the xdp part, the sizes also the xsk part's: default "drop tx pass" and
 # "64 1500"), PROF (the prof part's cases: default "socket page merge
-# xdp").
+# xdp"; xsk also).
 set -e
 ko=$1
 bin=$2
@@ -277,7 +277,8 @@ if echo "$what" | grep -qw xsk; then
 			[ "$mode" = zc ] || flags=-c
 			# Binding restarts pagefill's queue: one unrecorded run
 			# first, for the pools and the sink's pages.
-			xsk_sink "$nic" "$flags" 2000 "$(gen_req "$nic" 64 2000 0)" >/dev/null || continue
+			warm=$(xsk_sink "$nic" "$flags" 2000 "$(gen_req "$nic" 64 2000 0)") ||
+				{ echo "$warm"; continue; }
 			for size in $xdp_sizes; do
 				for r in $(seq "$runs"); do
 					echo "cost nic ${nic}xsk$mode size $size run $r $(xsk_sink "$nic" "$flags" "$count" "$(gen_req "$nic" "$size" "$count" 0)")"
@@ -438,6 +439,18 @@ if echo "$what" | grep -qw prof; then
 			echo "prof nic pfmerge size $size $(sink -g "$count" "$(gen_req pf "$size" "$count" 0)") marks $(grep -c MARK /run/pf/insn.log)"
 		done
 		ethtool --set-priv-flags "$pf" rx-udp-merge off
+	fi
+	if echo "$prof" | grep -qw xsk; then
+		for nic in $nics; do
+			for mode in zc copy; do
+				flags=-z
+				[ "$mode" = zc ] || flags=-c
+				for size in $xdp_sizes; do
+					out=$(xsk_sink "$nic" "$flags" "$count" "$(gen_req "$nic" "$size" "$count" 0)") || continue
+					echo "prof nic ${nic}xsk$mode size $size $out marks $(grep -c MARK /run/pf/insn.log)"
+				done
+			done
+		done
 	fi
 	# XDP_DROP and XDP_TX: all but the run's last frame dropped or sent
 	# back by the program.

@@ -783,9 +783,10 @@ u32 pagefill_xsk_pool_get_rx_frame_size(struct xsk_buff_pool *pool)
 	return xsk_pool_get_rx_frame_size(pool);
 }
 
-struct xdp_buff *pagefill_xsk_buff_alloc(struct xsk_buff_pool *pool)
+u32 pagefill_xsk_buff_alloc_batch(struct xsk_buff_pool *pool,
+				  struct xdp_buff **xdp, u32 max)
 {
-	return xsk_buff_alloc(pool);
+	return xsk_buff_alloc_batch(pool, xdp, max);
 }
 
 void pagefill_xsk_buff_free(struct xdp_buff *xdp)

@@ -24,10 +24,11 @@ use crate::rx::{RxState, XdpPoll};
 use crate::rx_skb::{hand_up, FrameMeta, Record, Split};
 use crate::rx_slot::DeviceBuf;
 
-/// Buffers a chunk list names: two lists for each of a group's 31 other
-/// nodes (the one posted and the one being filled) take 1984, within the
-/// 2048 buffers of a fill ring of libxdp's default size.
-pub(crate) const CHUNKS_PER_LIST: usize = 32;
+/// Buffers a chunk list names, as many as one takes: each list costs a
+/// completion, a page and a refill, so the more frames share them the
+/// better. A fill ring with fewer buffers gives shorter lists (two lists
+/// for each of a group's 31 other nodes take 3906 buffers at the most).
+pub(crate) const CHUNKS_PER_LIST: usize = chunk_list::MAX_CHUNKS;
 
 const _: () = assert!(CHUNKS_PER_LIST <= chunk_list::MAX_CHUNKS);
 
@@ -60,32 +61,28 @@ pub(crate) fn chunk_list(
     pool: &PagePool,
     xsk: &XskRx,
 ) -> Result<DeviceBuf, NoList> {
-    let mut bufs = XskBufs::new(&xsk.pool).map_err(|_| NoList::Memory)?;
-    let mut count = 0;
-    while count < CHUNKS_PER_LIST {
-        let Some(buf) = xsk.pool.alloc(ctx) else {
-            break;
-        };
-        if bufs.push(buf).is_err() {
-            break;
-        }
-        count += 1;
-    }
+    let bufs = XskBufs::alloc(&xsk.pool, ctx, CHUNKS_PER_LIST).map_err(|_| NoList::Memory)?;
+    let count = bufs.len();
     if count == 0 {
         return Err(NoList::FillEmpty);
     }
     // The buffers go back to the fill ring's pool if there is no page.
     let list = pool
-        .alloc_written(ctx, chunk_list::SIZE, |mem| {
-            mem.fill(0);
-            mem[chunk_list::COUNT..chunk_list::COUNT + 2]
-                .copy_from_slice(&(count as u16).to_le_bytes());
-            for i in 0..count {
-                let at = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::ADDR;
-                let addr = bufs.dma_addr(i).unwrap_or(0);
-                mem[at..at + 8].copy_from_slice(&addr.to_le_bytes());
-            }
-        })
+        .alloc_written(
+            ctx,
+            chunk_list::ENTRIES + count * chunk_list::ENTRY_SIZE,
+            |mem| {
+                // The device reads the header and the entries the count names.
+                mem[..chunk_list::ENTRIES].fill(0);
+                mem[chunk_list::COUNT..chunk_list::COUNT + 2]
+                    .copy_from_slice(&(count as u16).to_le_bytes());
+                for i in 0..count {
+                    let at = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::ADDR;
+                    let addr = bufs.dma_addr(i).unwrap_or(0);
+                    mem[at..at + 8].copy_from_slice(&addr.to_le_bytes());
+                }
+            },
+        )
         .ok_or(NoList::Memory)?;
     Ok(DeviceBuf::chunk_list(list, bufs.post()))
 }
@@ -111,20 +108,28 @@ impl RxState {
         };
         let prog = xdp.map(|x| x.prog);
         let list = sp.buf.data();
-        while sp.frames < sp.cqe.frames() {
-            if ctx.budget_left() == 0 {
-                self.split = Some(sp);
-                return;
+        let frames = sp.cqe.frames();
+        // Counted in locals, given to the poll and the counters once: the
+        // frames left in the budget, those finished without an skb, and
+        // those redirected.
+        let mut left = ctx.budget_left();
+        let (mut consumed, mut redirected) = (0u32, 0u64);
+        let mut done = true;
+        while sp.frames < frames {
+            if left == 0 {
+                done = false;
+                break;
             }
+            left -= 1;
             let i = sp.off;
             let at = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::RECORD;
             let (Some(rec), Some(buf)) = (Record::header(list, at), chunks.take(i)) else {
                 self.stats.bad += 1;
-                return;
+                break;
             };
             if rec.len == 0 || rec.len > room || rec.flags() & record_flags::MORE != 0 {
                 self.stats.bad += 1;
-                return;
+                break;
             }
             sp.off += 1;
             sp.frames += 1;
@@ -137,11 +142,8 @@ impl RxState {
             stats.bytes += rec.len as u64;
             match buf.run(ctx, prog, rec.len as u32, meta.hash) {
                 XskVerdict::Redirected => {
-                    stats.xdp_redirect += 1;
-                    if let Some(x) = xdp {
-                        x.redirected.set(true);
-                    }
-                    ctx.count_consumed();
+                    redirected += 1;
+                    consumed += 1;
                 }
                 XskVerdict::Pass(skb) => {
                     // A program may have changed the bytes the device
@@ -157,15 +159,15 @@ impl RxState {
                 }
                 XskVerdict::Tx => {
                     stats.xdp_tx += 1;
-                    ctx.count_consumed();
+                    consumed += 1;
                 }
                 XskVerdict::Dropped => {
                     stats.xdp_drop += 1;
-                    ctx.count_consumed();
+                    consumed += 1;
                 }
                 XskVerdict::Aborted => {
                     stats.xdp_aborted += 1;
-                    ctx.count_consumed();
+                    consumed += 1;
                 }
                 XskVerdict::Failed => {
                     if prog.is_some() {
@@ -173,9 +175,24 @@ impl RxState {
                     } else {
                         stats.dropped += 1;
                     }
-                    ctx.count_consumed();
+                    consumed += 1;
                 }
             }
+        }
+        ctx.count_consumed_n(consumed);
+        if redirected > 0 {
+            self.stats.xdp_redirect += redirected;
+            if let Some(x) = xdp {
+                x.redirected.set(true);
+            }
+        }
+        if !done {
+            self.split = Some(sp);
+            return;
+        }
+        if sp.frames != frames {
+            // Stopped at a bad entry (counted): the rest go back unread.
+            return;
         }
         if sp.seen != sp.cqe.bytes() as usize {
             self.stats.bad += 1;

@@ -8,12 +8,12 @@
 //!
 //! The core hands the driver a pool at `XDP_SETUP_XSK_POOL` ([`XskPool`],
 //! mapped for the device while it lives). The queue's poll takes buffers
-//! from it ([`XskBuf`], the CPU's: the user-space program gave them in its
-//! fill ring), gives them to the device a chunk list's worth at a time
+//! from it a chunk list's worth at a time ([`XskBufs`], the CPU's: the
+//! user-space program gave them in its fill ring), gives them to the device
 //! ([`XskBufs::post`] makes [`DeviceXskBufs`], which only the `unsafe`
 //! [`DeviceXskBufs::reclaim`] turns back), and runs each written one
-//! through the program ([`XskBuf::run`]), which redirects it to its socket
-//! without a copy.
+//! through the program as an [`XskBuf`] ([`XskBuf::run`]), which redirects
+//! it to its socket without a copy.
 
 use core::{
     ptr::NonNull,
@@ -77,20 +77,6 @@ impl XskPool {
     /// The bytes of a frame a buffer holds, from where the device writes.
     pub fn room(&self) -> u32 {
         self.room
-    }
-
-    /// Takes a buffer the user-space program gave (its fill ring), in the
-    /// queue's poll; `None` when it gave none.
-    pub fn alloc(&self, _ctx: &PollCtx<'_>) -> Option<XskBuf> {
-        // SAFETY: a live pool (type invariant); the fill ring has one
-        // consumer, the poll of the queue the pool is bound to, the only
-        // holder of the pool's `XskPool` besides the binding itself.
-        let xdp = NonNull::new(unsafe { ffi::pagefill_xsk_buff_alloc(self.pool.as_ptr()) })?;
-        // INVARIANT: a buffer of this pool, the CPU's, `room` bytes of frame.
-        Some(XskBuf {
-            xdp,
-            room: self.room,
-        })
     }
 
     /// Tells the user-space program, if it asked to be told
@@ -272,8 +258,10 @@ type BufArray = [Option<NonNull<ffi::xdp_buff>>; MAX_BUFS];
 ///
 /// Every `Some` entry of `bufs` is a buffer of a live pool, owned by this
 /// value, with `room` bytes for a frame; the device does not access them.
+/// Entries from `len` on are `None`.
 pub struct XskBufs {
     bufs: KBox<BufArray>,
+    len: usize,
     room: u32,
 }
 
@@ -281,36 +269,36 @@ pub struct XskBufs {
 unsafe impl Send for XskBufs {}
 
 impl XskBufs {
-    /// An empty set, for buffers of `pool`; allocates (atomic).
-    pub fn new(pool: &XskPool) -> Result<Self> {
-        // INVARIANT: no buffer yet.
+    /// Up to `max` (at most [`MAX_BUFS`]) buffers the user-space program
+    /// gave `pool` (its fill ring), in the poll of the queue the pool is
+    /// bound to; allocates the set (atomic). `None` without memory.
+    pub fn alloc(pool: &XskPool, _ctx: &PollCtx<'_>, max: usize) -> Result<Self> {
+        let mut bufs = KBox::new([None; MAX_BUFS], GFP_ATOMIC)?;
+        // `Option<NonNull<T>>` is laid out as a pointer, `None` as null.
+        let slots = bufs.as_mut_ptr().cast::<*mut ffi::xdp_buff>();
+        // SAFETY: a live pool (type invariant) whose fill ring has one
+        // consumer, this queue's poll; `slots` has room for `MAX_BUFS`
+        // pointers and the helper writes at most `max.min(MAX_BUFS)`.
+        let n = unsafe {
+            ffi::pagefill_xsk_buff_alloc_batch(pool.pool.as_ptr(), slots, max.min(MAX_BUFS) as u32)
+        } as usize;
+        // INVARIANT: the first `n` entries are buffers of the pool the
+        // helper handed over (at most the room given); the rest are null.
         Ok(Self {
-            bufs: KBox::new([None; MAX_BUFS], GFP_ATOMIC)?,
+            bufs,
+            len: n.min(MAX_BUFS),
             room: pool.room,
         })
     }
 
-    /// Buffers held, from the first.
+    /// Buffers taken into the set (some may have been taken out since).
     pub fn len(&self) -> usize {
-        self.bufs.iter().take_while(|b| b.is_some()).count()
+        self.len
     }
 
-    /// Whether it holds none.
+    /// Whether it got none.
     pub fn is_empty(&self) -> bool {
-        self.bufs[0].is_none()
-    }
-
-    /// Adds `buf` after the others; gives it back if the set is full or
-    /// `buf` has another room.
-    pub fn push(&mut self, buf: XskBuf) -> core::result::Result<(), XskBuf> {
-        let n = self.len();
-        if n == MAX_BUFS || buf.room != self.room {
-            return Err(buf);
-        }
-        let buf = core::mem::ManuallyDrop::new(buf);
-        // INVARIANT: the buffer's ownership moves into the set.
-        self.bufs[n] = Some(buf.xdp);
-        Ok(())
+        self.len == 0
     }
 
     /// Where the device writes buffer `i`'s frame.
@@ -339,6 +327,7 @@ impl XskBufs {
         // INVARIANT: the ownership moves from `this`.
         DeviceXskBufs {
             bufs,
+            len: this.len,
             room: this.room,
         }
     }
@@ -346,7 +335,7 @@ impl XskBufs {
 
 impl Drop for XskBufs {
     fn drop(&mut self) {
-        for xdp in self.bufs.iter_mut().filter_map(Option::take) {
+        for xdp in self.bufs[..self.len].iter_mut().filter_map(Option::take) {
             // SAFETY: a live buffer this set owns and gives back (type
             // invariant).
             unsafe { ffi::pagefill_xsk_buff_free(xdp.as_ptr()) }
@@ -365,6 +354,7 @@ impl Drop for XskBufs {
 /// value, which the device may access at any time.
 pub struct DeviceXskBufs {
     bufs: KBox<BufArray>,
+    len: usize,
     room: u32,
 }
 
@@ -388,6 +378,7 @@ impl DeviceXskBufs {
         // with the buffers (the caller's guarantee).
         XskBufs {
             bufs,
+            len: this.len,
             room: this.room,
         }
     }
