@@ -632,7 +632,7 @@ impl PagefillNetdev {
             Some(xsk) => Some(XskRx::new(
                 XskRxQueue::new(dev, i as u32, &q.napi, &xsk)?,
                 xsk,
-            )),
+            )?),
             None => None,
         };
         q.mailbox.clear();

@@ -377,7 +377,7 @@ impl RxState {
     /// the socket's fill ring.
     fn alloc_buf(&mut self, ctx: &PollCtx<'_>) -> Option<DeviceBuf> {
         let pool = self.pool.as_ref()?;
-        let made = match &self.xsk {
+        let made = match &mut self.xsk {
             None => pool
                 .alloc(ctx)
                 .map(|p| DeviceBuf::page(p.post()))

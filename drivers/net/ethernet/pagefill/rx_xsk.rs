@@ -6,8 +6,8 @@
 //! the device wrote goes through the queue's XDP program in its own buffer,
 //! which a redirect hands to the socket as it is.
 //!
-//! A list names [`CHUNKS_PER_LIST`] buffers, or fewer when the socket's fill
-//! ring has fewer; with none there, the stream's entry waits (counted in
+//! A list names up to [`CHUNKS_PER_LIST`] buffers (as many as recent lists
+//! used, [`XskRx`]), or fewer when the socket's fill ring has fewer; with none there, the stream's entry waits (counted in
 //! `xsk_fill_empty`), the device pauses the stream's sender when it needs
 //! the entry, and the poll tries again when the program gives buffers
 //! (`ndo_xsk_wakeup`, or the poll's retry timer): a slow consumer holds the
@@ -19,7 +19,7 @@ use crate::abi::{chunk_list, record_flags};
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PagePool;
-use crate::net::xsk::{XskBufs, XskPool, XskRxQueue, XskVerdict};
+use crate::net::xsk::{XskBuf, XskBufs, XskPool, XskRxQueue, XskVerdict};
 use crate::rx::{RxState, XdpPoll};
 use crate::rx_skb::{hand_up, FrameMeta, Record, Split};
 use crate::rx_slot::DeviceBuf;
@@ -32,17 +32,51 @@ pub(crate) const CHUNKS_PER_LIST: usize = chunk_list::MAX_CHUNKS;
 
 const _: () = assert!(CHUNKS_PER_LIST <= chunk_list::MAX_CHUNKS);
 
+/// Buffers a list of the queue names at least, as it adapts.
+const MIN_CHUNKS_PER_LIST: usize = 8;
+
+/// Buffers a list left unused, kept for the next lists rather than given
+/// back to the pool and taken again.
+const SPARE_BUFS: usize = 2 * CHUNKS_PER_LIST;
+
 /// A queue in zero-copy mode: its XSK pool, and its registration as XDP
 /// programs see it, which the pool's buffers point to (held, and dropped
 /// first: the pool outlives it).
 pub(crate) struct XskRx {
     _rxq: XskRxQueue,
+    /// Buffers lists came back with unused; given back before the pool.
+    spare: KVec<XskBuf>,
+    /// Buffers the next list names: lists closed by the timer or the end of
+    /// a transmission hold fewer frames than a list's 63 (long frames come
+    /// slowly), and a list costs a write and a sync for each buffer it
+    /// names. Twice what the last list used, or more after a full one.
+    want: usize,
     pub(crate) pool: Arc<XskPool>,
 }
 
 impl XskRx {
-    pub(crate) fn new(rxq: XskRxQueue, pool: Arc<XskPool>) -> Self {
-        Self { _rxq: rxq, pool }
+    /// For `pool` and its registration `rxq`; allocates (process context).
+    pub(crate) fn new(rxq: XskRxQueue, pool: Arc<XskPool>) -> Result<Self> {
+        Ok(Self {
+            _rxq: rxq,
+            spare: KVec::with_capacity(SPARE_BUFS, GFP_KERNEL)?,
+            want: CHUNKS_PER_LIST,
+            pool,
+        })
+    }
+
+    /// A list came back having used `used` of its buffers, full or not;
+    /// `rest` are those it did not use.
+    fn returned(&mut self, used: usize, full: bool, rest: impl Iterator<Item = XskBuf>) {
+        self.want = if full {
+            (self.want * 2).min(CHUNKS_PER_LIST)
+        } else {
+            (used * 2).clamp(MIN_CHUNKS_PER_LIST, CHUNKS_PER_LIST)
+        };
+        for buf in rest {
+            // Past the spare's room, back to the pool (dropped).
+            let _ = self.spare.push_within_capacity(buf);
+        }
     }
 }
 
@@ -54,14 +88,25 @@ pub(crate) enum NoList {
     FillEmpty,
 }
 
-/// A chunk list of up to [`CHUNKS_PER_LIST`] of `xsk`'s buffers, in a page
-/// of `pool`, for the device.
+/// A chunk list of as many of `xsk`'s buffers as it wants, spare ones
+/// first, then from the fill ring, in a page of `pool`, for the device.
 pub(crate) fn chunk_list(
     ctx: &PollCtx<'_>,
     pool: &PagePool,
-    xsk: &XskRx,
+    xsk: &mut XskRx,
 ) -> Result<DeviceBuf, NoList> {
-    let bufs = XskBufs::alloc(&xsk.pool, ctx, CHUNKS_PER_LIST).map_err(|_| NoList::Memory)?;
+    let mut bufs = XskBufs::new(&xsk.pool).map_err(|_| NoList::Memory)?;
+    while bufs.len() < xsk.want {
+        let Some(buf) = xsk.spare.pop() else {
+            break;
+        };
+        if let Err(buf) = bufs.push(buf) {
+            let _ = xsk.spare.push_within_capacity(buf);
+            break;
+        }
+    }
+    let want = xsk.want.saturating_sub(bufs.len());
+    bufs.fill(&xsk.pool, ctx, want);
     let count = bufs.len();
     if count == 0 {
         return Err(NoList::FillEmpty);
@@ -190,14 +235,16 @@ impl RxState {
             self.split = Some(sp);
             return;
         }
-        if sp.frames != frames {
-            // Stopped at a bad entry (counted): the rest go back unread.
-            return;
-        }
-        if sp.seen != sp.cqe.bytes() as usize {
+        if sp.frames == frames && sp.seen != sp.cqe.bytes() as usize {
             self.stats.bad += 1;
         }
-        // The list's page and the chunks it did not use go back to their
-        // pools with `sp`.
+        // The list's unused buffers are kept for the next lists (those of a
+        // list that stopped at a bad entry too: the device wrote none of
+        // them); its page goes back to the pool with `sp`.
+        if let (Some(x), Some(chunks)) = (self.xsk.as_mut(), sp.chunks.as_mut()) {
+            let (used, len) = (sp.off, chunks.len());
+            let full = sp.cqe.flags() & crate::abi::rx_flags::FULL != 0;
+            x.returned(used, full, (used..len).filter_map(|i| chunks.take(i)));
+        }
     }
 }

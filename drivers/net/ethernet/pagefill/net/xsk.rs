@@ -269,26 +269,51 @@ pub struct XskBufs {
 unsafe impl Send for XskBufs {}
 
 impl XskBufs {
-    /// Up to `max` (at most [`MAX_BUFS`]) buffers the user-space program
-    /// gave `pool` (its fill ring), in the poll of the queue the pool is
-    /// bound to; allocates the set (atomic). `None` without memory.
-    pub fn alloc(pool: &XskPool, _ctx: &PollCtx<'_>, max: usize) -> Result<Self> {
-        let mut bufs = KBox::new([None; MAX_BUFS], GFP_ATOMIC)?;
-        // `Option<NonNull<T>>` is laid out as a pointer, `None` as null.
-        let slots = bufs.as_mut_ptr().cast::<*mut ffi::xdp_buff>();
-        // SAFETY: a live pool (type invariant) whose fill ring has one
-        // consumer, this queue's poll; `slots` has room for `MAX_BUFS`
-        // pointers and the helper writes at most `max.min(MAX_BUFS)`.
-        let n = unsafe {
-            ffi::pagefill_xsk_buff_alloc_batch(pool.pool.as_ptr(), slots, max.min(MAX_BUFS) as u32)
-        } as usize;
-        // INVARIANT: the first `n` entries are buffers of the pool the
-        // helper handed over (at most the room given); the rest are null.
+    /// An empty set for buffers of `pool`; allocates (atomic).
+    pub fn new(pool: &XskPool) -> Result<Self> {
+        // INVARIANT: no buffer.
         Ok(Self {
-            bufs,
-            len: n.min(MAX_BUFS),
+            bufs: KBox::new([None; MAX_BUFS], GFP_ATOMIC)?,
+            len: 0,
             room: pool.room,
         })
+    }
+
+    /// Adds `buf` after the others; gives it back if the set is full or
+    /// `buf` is of another room.
+    pub fn push(&mut self, buf: XskBuf) -> core::result::Result<(), XskBuf> {
+        if self.len == MAX_BUFS || buf.room != self.room {
+            return Err(buf);
+        }
+        let buf = core::mem::ManuallyDrop::new(buf);
+        // INVARIANT: the buffer's ownership moves into the set, at `len`.
+        self.bufs[self.len] = Some(buf.xdp);
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Adds up to `max` more buffers (within [`MAX_BUFS`]) that the
+    /// user-space program gave `pool` (its fill ring), in the poll of the
+    /// queue the pool is bound to; returns how many.
+    pub fn fill(&mut self, pool: &XskPool, _ctx: &PollCtx<'_>, max: usize) -> usize {
+        if pool.room != self.room {
+            return 0;
+        }
+        let max = max.min(MAX_BUFS - self.len);
+        // `Option<NonNull<T>>` is laid out as a pointer, `None` as null.
+        let slots = self.bufs[self.len..]
+            .as_mut_ptr()
+            .cast::<*mut ffi::xdp_buff>();
+        // SAFETY: a live pool (its invariant) whose fill ring has one
+        // consumer, this queue's poll; `slots` has room for `max` pointers
+        // and the helper writes at most that many.
+        let n =
+            unsafe { ffi::pagefill_xsk_buff_alloc_batch(pool.pool.as_ptr(), slots, max as u32) };
+        let n = (n as usize).min(max);
+        // INVARIANT: the helper handed over `n` buffers of the pool, after
+        // the others; the rest stay null.
+        self.len += n;
+        n
     }
 
     /// Buffers taken into the set (some may have been taken out since).
