@@ -344,8 +344,9 @@ def report(d):
           "ratios. Lost and delivered rate are not measured for XDP_DROP and XDP_TX (\"-\").\n")
         cost_table(xdp, ("pfxdpdrop", "vnxdpdrop", "pfxdptx", "vnxdptx", "pfxdppass",
                          "vnxdppass", "pf"), tot_rate, ker_rate)
-    xsk = [x for k, x in rows if k == "cost" and (x["nic"].startswith(("pfxsk", "vnxsk"))
-                                                 or x["nic"] == "pf")]
+    xsk_sizes = {x["size"] for k, x in rows if k == "cost" and x["nic"].startswith("pfxsk")}
+    xsk = [x for k, x in rows if k == "cost" and x["size"] in xsk_sizes and
+           (x["nic"].startswith(("pfxsk", "vnxsk")) or x["nic"] == "pf")]
     if any(x["nic"] != "pf" for x in xsk):
         p("## 1e. AF_XDP (unpaced senders)\n")
         p("`pf_xsk` (`tests/kselftest/pf_xsk.c`) receives every frame of the run on an AF_XDP "

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # insn_guard.sh PAGEFILL_KO BENCH_BIN [RUNS]: the guest instructions per
-# 64-byte frame of the socket path, XDP_DROP and XDP_TX, counted by the
-# benchmark's pf-insn plugin (scripts/bench/guest.sh's cost and xdp parts,
+# 64-byte frame of the socket path, XDP_DROP, XDP_TX and an AF_XDP socket
+# in zero-copy and in copy mode, counted by the benchmark's pf-insn plugin
+# (scripts/bench/guest.sh's cost, xdp and xsk parts,
 # RUNS runs each, default 3), each against the figure recorded in
 # Documentation/.../pagefill/bench/guard.txt: a point fails when a path
 # costs more than 15 % above its figure. Instructions, not time: the
@@ -19,7 +20,7 @@ if [ ! -f /run/pf/insn.log ] || [ ! -x "$bin/pf-sink" ]; then
 	echo "1..0 # SKIP the VM was not booted with the pf-insn plugin and the bench tools"
 	exit 4
 fi
-WHAT="cost xdp" NICS=pf SIZES=64 XDP_SIZES=64 XDP_ACTS="drop tx" RUNS=$runs \
+WHAT="cost xdp xsk" NICS=pf SIZES=64 XDP_SIZES=64 XDP_ACTS="drop tx" RUNS=$runs \
 	COUNT=20000 sh scripts/bench/guest.sh "$ko" "$bin" >"$raw" 2>&1
 rc=$?
 sed 's/^/# /' "$raw"

@@ -7,11 +7,12 @@
 //! which a redirect hands to the socket as it is.
 //!
 //! A list names up to [`CHUNKS_PER_LIST`] buffers (as many as recent lists
-//! used, [`XskRx`]), or fewer when the socket's fill ring has fewer; with none there, the stream's entry waits (counted in
-//! `xsk_fill_empty`), the device pauses the stream's sender when it needs
-//! the entry, and the poll tries again when the program gives buffers
-//! (`ndo_xsk_wakeup`, or the poll's retry timer): a slow consumer holds the
-//! senders off and loses nothing.
+//! used, [`XskRx`]), or fewer when the socket's fill ring has fewer; with
+//! none there, the stream's entry waits (counted in `xsk_fill_empty`), the
+//! device pauses the stream's sender when it needs the entry, and the poll
+//! tries again when the program gives buffers (`ndo_xsk_wakeup`, or the
+//! poll's retry timer): a slow consumer holds the senders off and loses
+//! nothing.
 
 use kernel::{prelude::*, sync::Arc};
 
