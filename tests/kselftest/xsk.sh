@@ -25,7 +25,7 @@ if [ ! -x "$xsk" ]; then
 		exit 4
 	}
 fi
-ktap_plan 12
+ktap_plan 14
 pf_log_mark
 pf_load "$ko"
 bdf=$(pf_nics | head -n 1)
@@ -95,11 +95,59 @@ held_off() {
 }
 ktap_check "its fill rings ran dry, the device held the senders off (xoff), then let them go" \
 	held_off
+# churn: with zero-copy sockets bound on every queue (a pf_xsk that reads
+# until told to stop), each reconfiguration restarts the queues in chunk
+# mode again; after each, a burst of 31 x 20 frames must all be redirected.
+burst() {
+	before=$(qs xdp_redirect)
+	$host gen --nodes 1-31 --groups 0 --size 64 --count 20 --rate 5000 \
+		--give-up-ms 20000 --dst-mac "$mac" --dst-ip 192.0.2.1 \
+		--src-ip 198.51.100.0 >/tmp/gen.out || return 1
+	eventually_long eval '[ "$(($(qs xdp_redirect) - before))" -ge 620 ]'
+}
+churn() {
+	rm -f /tmp/pf_xsk.ready
+	"$xsk" -z -w -t 600 "$dev" "$qlist" 1000000000 >/tmp/churn.out 2>&1 &
+	churn_pid=$!
+	eventually test -f /tmp/pf_xsk.ready || return 1
+	for step in "ethtool -G $dev rx 512" "ethtool -G $dev rx 1024" \
+		"ethtool -C $dev rx-usecs 20" "ip link set $dev down" "ip link set $dev up" \
+		"ip link set $dev mtu 1200" "ip link set $dev mtu 1500"; do
+		$step || { echo "# $step failed"; return 1; }
+		[ "${step#ip link set $dev down}" = "$step" ] || continue
+		eventually test "$(cat "/sys/class/net/$dev/carrier")" = 1
+		burst || { echo "# after $step: the burst was not redirected"; return 1; }
+	done
+	# A bound queue cannot go: the core refuses.
+	! ethtool -L "$dev" combined 1 2>/dev/null || { echo "# ethtool -L accepted"; return 1; }
+	kill "$churn_pid"
+	wait "$churn_pid"
+	ethtool -C "$dev" rx-usecs 50
+	true
+}
+ktap_check "zero-copy sockets bound: ethtool -G, -C, link down, up, MTU; a burst after each" \
+	churn
 ktap_check "pf_xsk gone, its program went with it" eval \
 	'! ip -d link show dev "$dev" | grep -q "prog/xdp"'
 ktap_check "the stack receives again: $total frames to a UDP socket, complete and in order" \
 	pf_send_streams "$frames"
+# rmmod with zero-copy sockets bound: the device goes from under them.
+rmmod_bound() {
+	rm -f /tmp/pf_xsk.ready
+	"$xsk" -z -t 600 "$dev" "$qlist" 1000000000 >/tmp/churn.out 2>&1 &
+	churn_pid=$!
+	eventually test -f /tmp/pf_xsk.ready || return 1
+	pf_builtin || rmmod pagefill
+	rc=$?
+	kill "$churn_pid"
+	wait "$churn_pid"
+	return $rc
+}
+if pf_builtin; then
+	ktap_skip "rmmod with zero-copy sockets bound" "the driver is built in"
+else
+	ktap_check "rmmod with zero-copy sockets bound" rmmod_bound
+fi
 ktap_check "no kernel warning or error" pf_log_clean
-pf_unload
 pf_kmemleak_check
 ktap_finish
