@@ -242,6 +242,18 @@ pf_listening() {
 # pf_pair: the first two pagefill NICs as a pair of hosts on one fabric:
 # $a (192.0.2.1) stays here, $b (192.0.2.2) moves into network namespace
 # "peer"; both come up. Sets a, b and bdf_a.
+# pf_up_one: the first pagefill NIC up at 192.0.2.1/24, without IPv6 (it
+# sends nothing of its own that the tests would count); sets bdf, dev, mac
+# and queues (the queue pairs in use).
+pf_up_one() {
+	bdf=$(pf_nics | head -n 1)
+	dev=$(ls "/sys/bus/pci/devices/$bdf/net")
+	sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1"
+	ip addr add 192.0.2.1/24 dev "$dev"
+	ip link set "$dev" up
+	mac=$(cat "/sys/class/net/$dev/address")
+	queues=$(ethtool -l "$dev" | sed -n '/^Current/,$s/^Combined:[[:space:]]*//p')
+}
 pf_pair() {
 	set -- $(pf_nics)
 	bdf_a=$1

@@ -28,13 +28,7 @@ fi
 ktap_plan 14
 pf_log_mark
 pf_load "$ko"
-bdf=$(pf_nics | head -n 1)
-dev=$(ls "/sys/bus/pci/devices/$bdf/net")
-sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1"
-ip addr add 192.0.2.1/24 dev "$dev"
-ip link set "$dev" up
-mac=$(cat "/sys/class/net/$dev/address")
-queues=$(ethtool -l "$dev" | sed -n '/^Current/,$s/^Combined:[[:space:]]*//p')
+pf_up_one
 qlist=$(seq -s, 0 $((queues - 1)))
 total=$((31 * frames))
 qs() { pf_qsum "$dev" "rx_$1"; }
