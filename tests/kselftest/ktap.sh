@@ -242,6 +242,19 @@ pf_listening() {
 # pf_pair: the first two pagefill NICs as a pair of hosts on one fabric:
 # $a (192.0.2.1) stays here, $b (192.0.2.2) moves into network namespace
 # "peer"; both come up. Sets a, b and bdf_a.
+# pf_xsk_tool: sets xsk to the AF_XDP test tool. In a kernel tree kselftest
+# builds pf_xsk; run from this tree, it is built here (its only
+# dependencies are the kernel's UAPI headers); without a compiler the test
+# is skipped.
+pf_xsk_tool() {
+	xsk=$pf_here/pf_xsk
+	[ -x "$xsk" ] && return
+	xsk=/tmp/pf_xsk
+	cc -O2 -o "$xsk" "$pf_here/pf_xsk.c" || {
+		echo "1..0 # SKIP needs a C compiler and the kernel's UAPI headers for pf_xsk"
+		exit 4
+	}
+}
 # pf_up_one: the first pagefill NIC up at 192.0.2.1/24, without IPv6 (it
 # sends nothing of its own that the tests would count); sets bdf, dev, mac
 # and queues (the queue pairs in use).

@@ -15,16 +15,7 @@ frames=${2:-200}
 here=$(dirname "$0")
 host=pf_host
 pf_need_host
-xsk=$here/pf_xsk
-# In a kernel tree kselftest builds pf_xsk; run from this tree, it is
-# built here (its only dependencies are the kernel's UAPI headers).
-if [ ! -x "$xsk" ]; then
-	xsk=/tmp/pf_xsk
-	cc -O2 -o "$xsk" "$here/pf_xsk.c" || {
-		echo "1..0 # SKIP needs a C compiler and the kernel's UAPI headers for pf_xsk"
-		exit 4
-	}
-fi
+pf_xsk_tool
 ktap_plan 14
 pf_log_mark
 pf_load "$ko"

@@ -14,14 +14,7 @@
 ko=${1:-}
 frames=${2:-2000}
 here=$(dirname "$0")
-xsk=$here/pf_xsk
-if [ ! -x "$xsk" ]; then
-	xsk=/tmp/pf_xsk
-	cc -O2 -o "$xsk" "$here/pf_xsk.c" || {
-		echo "1..0 # SKIP needs a C compiler and the kernel's UAPI headers for pf_xsk"
-		exit 4
-	}
-fi
+pf_xsk_tool
 ktap_plan 8
 pf_log_mark
 pf_load "$ko"

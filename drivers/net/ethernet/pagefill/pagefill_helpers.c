@@ -586,25 +586,26 @@ void pagefill_extack_set_msg(struct netlink_ext_ack *extack, const char *msg)
 		extack->_msg = msg;
 }
 
-struct xdp_rxq_info *pagefill_xdp_rxq_new(struct net_device *dev,
-					  unsigned int queue,
-					  struct napi_struct *napi,
-					  struct page_pool *pool,
-					  u32 frag_size)
+/* An xdp_rxq_info registered for queue @queue of @dev with memory model
+ * @type (@allocator its pool, if it has one); ERR_PTR on failure.
+ */
+static struct xdp_rxq_info *pagefill_rxq_new(struct net_device *dev,
+					     unsigned int queue,
+					     struct napi_struct *napi,
+					     u32 frag_size,
+					     enum xdp_mem_type type,
+					     void *allocator)
 {
 	struct xdp_rxq_info *rxq = kzalloc(sizeof(*rxq), GFP_KERNEL);
 	int err;
 
 	if (!rxq)
 		return ERR_PTR(-ENOMEM);
-	/* Fragments are whole pool buffers: bpf_xdp_adjust_tail() may grow
-	 * the last one up to the buffer's end.
-	 */
 	err = __xdp_rxq_info_reg(rxq, dev, queue, READ_ONCE(napi->napi_id),
 				 frag_size);
 	if (err)
 		goto free;
-	err = xdp_rxq_info_reg_mem_model(rxq, MEM_TYPE_PAGE_POOL, pool);
+	err = xdp_rxq_info_reg_mem_model(rxq, type, allocator);
 	if (err)
 		goto unreg;
 	return rxq;
@@ -613,6 +614,19 @@ unreg:
 free:
 	kfree(rxq);
 	return ERR_PTR(err);
+}
+
+struct xdp_rxq_info *pagefill_xdp_rxq_new(struct net_device *dev,
+					  unsigned int queue,
+					  struct napi_struct *napi,
+					  struct page_pool *pool,
+					  u32 frag_size)
+{
+	/* Fragments are whole pool buffers: bpf_xdp_adjust_tail() may grow
+	 * the last one up to the buffer's end.
+	 */
+	return pagefill_rxq_new(dev, queue, napi, frag_size,
+				MEM_TYPE_PAGE_POOL, pool);
 }
 
 void pagefill_xdp_rxq_free(struct xdp_rxq_info *rxq)
@@ -847,25 +861,13 @@ struct xdp_rxq_info *pagefill_xsk_rxq_new(struct net_device *dev,
 					  struct napi_struct *napi,
 					  struct xsk_buff_pool *pool)
 {
-	struct xdp_rxq_info *rxq = kzalloc(sizeof(*rxq), GFP_KERNEL);
-	int err;
+	struct xdp_rxq_info *rxq;
 
-	if (!rxq)
-		return ERR_PTR(-ENOMEM);
-	err = __xdp_rxq_info_reg(rxq, dev, queue, READ_ONCE(napi->napi_id),
-				 xsk_pool_get_rx_frag_step(pool));
-	if (err)
-		goto free;
-	err = xdp_rxq_info_reg_mem_model(rxq, MEM_TYPE_XSK_BUFF_POOL, NULL);
-	if (err)
-		goto unreg;
-	xsk_pool_set_rxq_info(pool, rxq);
+	rxq = pagefill_rxq_new(dev, queue, napi, xsk_pool_get_rx_frag_step(pool),
+			       MEM_TYPE_XSK_BUFF_POOL, NULL);
+	if (!IS_ERR(rxq))
+		xsk_pool_set_rxq_info(pool, rxq);
 	return rxq;
-unreg:
-	xdp_rxq_info_unreg(rxq);
-free:
-	kfree(rxq);
-	return ERR_PTR(err);
 }
 
 /* The metadata kfuncs read a frame's hash after its xdp_buff, where an
