@@ -138,6 +138,13 @@ pf_send_streams() {
 	[ "$pf_gen_rc" -eq 0 ] && [ "$pf_sink_rc" -eq 0 ]
 }
 
+# pf_udp_rcvbuf_errors: datagrams the guest's UDP sockets dropped for want
+# of room (a sink slower than its traffic), from /proc/net/snmp.
+pf_udp_rcvbuf_errors() {
+	awk '$1 == "Udp:" { if (++n == 1) for (i = 2; i <= NF; i++) col[$i] = i
+		else print $col["RcvbufErrors"] }' /proc/net/snmp
+}
+
 # Kernel log lines since the mark set by pf_log_mark.
 pf_log_mark() { pf_log_start=$(dmesg | wc -l); }
 pf_log_since() { dmesg | tail -n +"$((pf_log_start + 1))"; }
@@ -154,7 +161,9 @@ pf_log_clean() {
 		re='WARNING:|BUG:|Oops|Call Trace:|KASAN|UBSAN|possible circular locking|'\
 'possible recursive locking|inconsistent lock state|DMA-API: .*device driver'
 	fi
-	found=$(pf_log_since | grep -E "$re" | head -n 5)
+	# With the two lines before each hit: a bare "Call Trace:" is named by
+	# the report above it (a stall, a blocked task).
+	found=$(pf_log_since | grep -E -B 2 "$re" | head -n 15)
 	[ -z "$found" ] || { echo "$found" | sed 's/^/# /'; return 1; }
 }
 

@@ -251,6 +251,7 @@ churn() {
 	gen=$!
 	rx_stat=/sys/class/net/$dev/statistics/rx_packets
 	rx0=$(cat "$rx_stat")
+	overflow0=$(pf_udp_rcvbuf_errors)
 	i=0 rc=0
 	# At most 400 changes: a stream that no longer arrives ends it.
 	while [ "$i" -lt 8 ] || { [ "$i" -lt 400 ] &&
@@ -274,7 +275,8 @@ churn() {
 	mv /tmp/gen.sent.tmp /tmp/gen.sent
 	wait "$pf_sink" || rc=1
 	echo "# $i program changes under traffic; sink: $(cat /tmp/sink.out);" \
-		"generator: $(cat /tmp/gen.out)"
+		"generator: $(cat /tmp/gen.out);" \
+		"the socket overflowed $(($(pf_udp_rcvbuf_errors) - overflow0)) times"
 	[ "$rc" -eq 0 ] && [ "$i" -lt 400 ]
 }
 ktap_check "programs replaced and detached under traffic: no frame lost" churn

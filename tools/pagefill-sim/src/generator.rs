@@ -24,6 +24,10 @@ use crate::fabric::{self, UnixFabric};
 use crate::held_off::HeldOff;
 use crate::nic::FabricPort;
 
+/// How far a paced generator may fall behind its schedule before it
+/// starts the schedule again from the present.
+const MAX_PACE_LAG: Duration = Duration::from_millis(50);
+
 /// First four payload bytes of a generated frame: "PFGN".
 pub const PAYLOAD_MAGIC: [u8; 4] = *b"PFGN";
 /// Bytes of Ethernet, IPv4 and UDP headers.
@@ -251,6 +255,9 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
     // ones' once they have a count.
     let mut total: u64 = counts.iter().filter(|&&c| c != u64::MAX).sum();
     let mut paused_since: Option<Instant> = None;
+    // The pacing schedule's origin: frames sent after it are due at the
+    // rate from it.
+    let mut pace_from = (start, 0u64);
     let mut held_off = HeldOff::new(cfg.receiver_pids.clone());
     // Whether this pause has taken the receiver's delays to count from,
     // and when the give-up's clock was last read past its limit.
@@ -333,13 +340,20 @@ pub fn run(cfg: &GenConfig) -> std::io::Result<GenReport> {
         }
         if let Some(since) = paused_since.take() {
             report.paused_time += since.elapsed();
+            pace_from = (Instant::now(), report.frames);
         }
-        // Pace to the rate, and keep the send queue short.
+        // Pace to the rate, and keep the send queue short. A sender held
+        // off (by xoff, or waiting for a CPU itself) resumes at the rate,
+        // as one paced by its link does, not in a burst that makes up the
+        // time lost: the schedule starts again from where it is.
         if cfg.rate > 0 {
-            let due = start + Duration::from_secs_f64(report.frames as f64 / cfg.rate as f64);
+            let (t0, f0) = pace_from;
+            let due = t0 + Duration::from_secs_f64((report.frames - f0) as f64 / cfg.rate as f64);
             let now = Instant::now();
             if due > now {
                 std::thread::sleep(due - now);
+            } else if now - due > MAX_PACE_LAG {
+                pace_from = (now, report.frames);
             }
         }
         while port.backlog() > fabric::MAX_IN_FLIGHT {
