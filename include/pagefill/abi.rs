@@ -37,8 +37,9 @@ pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: additions that a driver of the same major may ignore.
 /// 1 added [`record_flags`]; 2 added [`rx_kind::FLUSHED`]; 3 added the
 /// flow hash ([`ctrl::RX_HASH`], [`record_flags::HASH`]); 4 added chunk
-/// mode ([`reg::Q_CHUNK`], [`chunk_list`]).
-pub const VERSION_MINOR: u16 = 4;
+/// mode ([`reg::Q_CHUNK`], [`chunk_list`]); 5 added steering
+/// ([`ctrl::STEER`], the RSS and filter registers).
+pub const VERSION_MINOR: u16 = 5;
 
 /// Groups (broadcast domains) on the fabric, and entries in the master table.
 pub const MAX_GROUPS: usize = 4096;
@@ -63,8 +64,16 @@ pub const MAX_RING_SHIFT: u32 = 15;
 
 /// Bytes of the master table: one 64-bit entry per group.
 pub const MASTER_TABLE_BYTES: usize = MAX_GROUPS * 8;
-/// Bytes of a node table: one 64-bit entry per source node.
-pub const NODE_TABLE_BYTES: usize = MAX_NODES * 8;
+/// Bytes of a node table: a column of one 64-bit entry per source node for
+/// each queue pair ([`node_entry`]). Without [`ctrl::STEER`] the device
+/// uses the first column only.
+pub const NODE_TABLE_BYTES: usize = MAX_QUEUES * MAX_NODES * 8;
+
+/// Offset in a node table of the entry through which queue pair `queue`
+/// receives the stream from `node`.
+pub const fn node_entry(queue: usize, node: usize) -> usize {
+    (queue * MAX_NODES + node) * 8
+}
 /// Alignment of every DMA address the driver programs (tables, rings,
 /// buffers, queue status blocks): 256 bytes; buffers are also aligned to
 /// their size's page.
@@ -74,6 +83,13 @@ pub const DMA_ALIGN: u64 = 256;
 pub const MIN_CHUNK_ROOM: u32 = 64;
 /// Largest room a chunk may give a frame: what a record's length holds.
 pub const MAX_CHUNK_ROOM: u32 = 0xffff;
+
+/// Bytes of the steering hash's key ([`reg::RSS_KEY`]).
+pub const RSS_KEY_BYTES: usize = 40;
+/// Entries of the indirection table ([`reg::RSS_INDIR`]).
+pub const RSS_INDIR_SIZE: usize = 128;
+/// Flow filters ([`reg::FILTER_BASE`]).
+pub const MAX_FILTERS: usize = 32;
 
 /// Packs a major and minor version the way [`reg::VERSION`] reports them.
 pub const fn version(major: u16, minor: u16) -> u32 {
@@ -159,6 +175,8 @@ pub mod reg {
     pub const DROP_LINK_DOWN: usize = 0x098;
     /// RO: descriptors refused as malformed (length, flags, group).
     pub const TX_BAD_DESC: usize = 0x09c;
+    /// RO: frames dropped by a flow filter ([`super::filter::DROP`]).
+    pub const DROP_FILTERED: usize = 0x0a0;
     /// First queue pair's registers; queue `q` is at `QUEUE_BASE + q * QUEUE_STRIDE`.
     pub const QUEUE_BASE: usize = 0x100;
     /// Distance between two queue pairs' register blocks.
@@ -196,8 +214,35 @@ pub mod reg {
     pub const fn queue(q: usize, r: usize) -> usize {
         QUEUE_BASE + q * QUEUE_STRIDE + r
     }
+    /// End of the queue pairs' registers.
+    pub const QUEUE_END: usize = QUEUE_BASE + super::MAX_QUEUES * QUEUE_STRIDE;
+
+    /// RW: the steering hash's key, [`super::RSS_KEY_BYTES`] bytes in ten
+    /// registers, byte `4 * i + j` in bits `8 * j + 7..8 * j` of register
+    /// `i`. A reset loads [`super::RSS_KEY`].
+    pub const RSS_KEY: usize = 0x400;
+    /// RW: the indirection table, [`super::RSS_INDIR_SIZE`] one-byte
+    /// queue-pair numbers packed as the key's bytes are. The device takes
+    /// an entry modulo [`NUM_QUEUES`]. A reset loads entry `i` with `i`
+    /// modulo [`super::MAX_QUEUES`].
+    pub const RSS_INDIR: usize = 0x440;
+    /// RW: [`super::rss_fields`] bits, which fields the hash covers. A reset
+    /// sets them all.
+    pub const RSS_FIELDS: usize = 0x4c0;
+    /// Flow filter 0's registers; filter `f` is at
+    /// `FILTER_BASE + f * FILTER_STRIDE` ([`super::filter`]).
+    pub const FILTER_BASE: usize = 0x800;
+    /// Distance between two filters' registers.
+    pub const FILTER_STRIDE: usize = 0x80;
+    /// End of the filters' registers.
+    pub const FILTER_END: usize = FILTER_BASE + super::MAX_FILTERS * FILTER_STRIDE;
+
+    /// Offset of register `r` of filter `f`.
+    pub const fn filter(f: usize, r: usize) -> usize {
+        FILTER_BASE + f * FILTER_STRIDE + r
+    }
     /// End of the register space.
-    pub const END: usize = QUEUE_BASE + super::MAX_QUEUES * QUEUE_STRIDE;
+    pub const END: usize = FILTER_END;
 }
 
 /// [`reg::CTRL`] bits.
@@ -212,6 +257,84 @@ pub mod ctrl {
     /// from the next frame placed. Minor version 3 added it; it reads back
     /// as written.
     pub const RX_HASH: u32 = 1 << 2;
+    /// Steer each frame (written while disabled; minor version 5): a
+    /// frame goes to the queue pair the first matching [`super::filter`]
+    /// names or, if none matches, to [`reg::RSS_INDIR`]'s entry for its
+    /// hash modulo [`super::RSS_INDIR_SIZE`]: its flow hash
+    /// ([`super::record_flags::HASH`]) or, for a frame with none, the
+    /// Toeplitz hash of its group (two bytes, big endian) and source node
+    /// under the same key. A stream then has a node-table entry and a
+    /// buffer for each queue pair ([`super::node_entry`]). Clear: every
+    /// frame of a stream goes to [`super::stream_queue`] through the first
+    /// column.
+    pub const STEER: u32 = 1 << 3;
+}
+
+/// [`reg::RSS_FIELDS`] bits: for which protocols the steering hash covers
+/// the ports as well as the addresses.
+pub mod rss_fields {
+    /// TCP over IPv4.
+    pub const TCP4_PORTS: u32 = 1 << 0;
+    /// UDP over IPv4.
+    pub const UDP4_PORTS: u32 = 1 << 1;
+    /// TCP over IPv6.
+    pub const TCP6_PORTS: u32 = 1 << 2;
+    /// UDP over IPv6.
+    pub const UDP6_PORTS: u32 = 1 << 3;
+    /// Every bit: what a reset sets.
+    pub const ALL: u32 = 0xf;
+}
+
+/// A flow filter's registers (offsets within its block,
+/// [`reg::filter`]) and [`CTRL`] bits. The device reads a filter's match
+/// when [`CTRL`] is written with [`VALID`]; a host changes a valid filter
+/// by writing [`CTRL`] 0 first. Addresses are bytes as on the wire (IPv4 in
+/// the first four), packed as the key's bytes are; ports are numbers. A
+/// frame matches if, under each mask, its stream and fields equal the
+/// filter's, and it is of the filter's flow type.
+pub mod filter {
+    /// RW: [`VALID`], [`DROP`], the flow type and the queue pair.
+    pub const CTRL: usize = 0x00;
+    /// RW: group in bits 15:0, source node in 23:16.
+    pub const STREAM: usize = 0x04;
+    /// RW: the bits of [`STREAM`] that must match.
+    pub const STREAM_MASK: usize = 0x08;
+    /// RW: source port in bits 15:0, destination port in 31:16.
+    pub const PORTS: usize = 0x0c;
+    /// RW: the bits of [`PORTS`] that must match.
+    pub const PORTS_MASK: usize = 0x10;
+    /// RW: source address, 16 bytes.
+    pub const SRC: usize = 0x20;
+    /// RW: the bits of [`SRC`] that must match.
+    pub const SRC_MASK: usize = 0x30;
+    /// RW: destination address, 16 bytes.
+    pub const DST: usize = 0x40;
+    /// RW: the bits of [`DST`] that must match.
+    pub const DST_MASK: usize = 0x50;
+
+    /// [`CTRL`]: the filter is in use.
+    pub const VALID: u32 = 1 << 0;
+    /// [`CTRL`]: a matching frame is dropped (and counted) instead.
+    pub const DROP: u32 = 1 << 1;
+    /// [`CTRL`]: the flow type, bits 7:4 ([`FLOW_ANY`] and the others).
+    pub const FLOW_SHIFT: u32 = 4;
+    /// [`CTRL`]: the queue pair, bits 15:8, taken modulo
+    /// [`super::reg::NUM_QUEUES`].
+    pub const QUEUE_SHIFT: u32 = 8;
+    /// Flow type: any frame (only the stream is matched).
+    pub const FLOW_ANY: u32 = 0;
+    /// Flow type: TCP over IPv4 (not a fragment).
+    pub const FLOW_TCP4: u32 = 1;
+    /// Flow type: UDP over IPv4 (not a fragment).
+    pub const FLOW_UDP4: u32 = 2;
+    /// Flow type: TCP over IPv6 (no extension header).
+    pub const FLOW_TCP6: u32 = 3;
+    /// Flow type: UDP over IPv6 (no extension header).
+    pub const FLOW_UDP6: u32 = 4;
+    /// Flow type: any IPv4 (addresses only).
+    pub const FLOW_IP4: u32 = 5;
+    /// Flow type: any IPv6 (addresses only).
+    pub const FLOW_IP6: u32 = 6;
 }
 
 /// [`reg::STATUS`] bits.
@@ -257,8 +380,9 @@ pub const fn stream_node(id: u32) -> u8 {
     ((id >> 16) & 0x1f) as u8
 }
 
-/// The queue a stream's completions go to: a hash of group and node, so a
-/// stream always lands on one queue and streams spread over all of them.
+/// The queue a stream's completions go to without [`ctrl::STEER`]: a hash
+/// of group and node, so a stream always lands on one queue and streams
+/// spread over all of them.
 pub const fn stream_queue(group: u16, node: u8, num_queues: u32) -> u32 {
     let mut h = stream_id(group, node).wrapping_mul(0x9e37_79b1);
     h ^= h >> 16;
@@ -384,10 +508,12 @@ pub mod record_flags {
     pub const L4_CSUM_OK: u16 = 1 << 0;
     /// [`super::record::HASH`] holds the frame's flow hash, not its sequence
     /// number ([`super::ctrl::RX_HASH`] set): the Toeplitz hash
-    /// ([`super::toeplitz`]) under [`super::RSS_KEY`] of an IPv4 or IPv6
-    /// frame's source and destination addresses and, with [`HASH_TCP`] or
-    /// [`HASH_UDP`], its source and destination ports, in that order, as they
-    /// are on the wire. A frame that is neither IPv4 nor IPv6 gets no hash.
+    /// ([`super::toeplitz`]) under the key in [`super::reg::RSS_KEY`] of an
+    /// IPv4 or IPv6 frame's source and destination addresses and, with
+    /// [`HASH_TCP`] or [`HASH_UDP`], its source and destination ports, in
+    /// that order, as they are on the wire; the ports count where
+    /// [`super::reg::RSS_FIELDS`] says so for the protocol. A frame that is
+    /// neither IPv4 nor IPv6 gets no hash.
     pub const HASH: u16 = 1 << 1;
     /// With [`HASH`]: the frame is IPv6 (IPv4 otherwise).
     pub const HASH_IPV6: u16 = 1 << 2;
@@ -428,9 +554,10 @@ pub mod chunk_list {
     pub const RECORD: usize = 8;
 }
 
-/// The key of the device's flow hash ([`record_flags::HASH`]): the
-/// Toeplitz key of Microsoft's RSS specification, which many NICs use by
-/// default, so the hash of a flow can be checked against published values.
+/// The key of the device's flow hash ([`record_flags::HASH`]) after a
+/// reset ([`reg::RSS_KEY`]): the Toeplitz key of Microsoft's RSS
+/// specification, which many NICs use by default, so the hash of a flow
+/// can be checked against published values.
 pub static RSS_KEY: [u8; 40] = [
     0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
     0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,

@@ -49,6 +49,8 @@ enum pagefill_features {
 	 * hash metadata (xmo_rx_hash).
 	 */
 	PAGEFILL_F_RXHASH = 1 << 4,
+	/* Flow rules (ethtool -N): NETIF_F_NTUPLE. */
+	PAGEFILL_F_NTUPLE = 1 << 5,
 };
 
 /* What a received frame's flow hash covers: the XDP_RSS_* bits of
@@ -132,6 +134,8 @@ int pagefill_skb_udp_gso(struct sk_buff *skb, u16 udp_offset, u16 gso_size,
 			 u16 segs);
 /* The pagefill_features of @dev's active features (dev->features). */
 u32 pagefill_netdev_features(const struct net_device *dev);
+/* The pagefill_features of @features. */
+u32 pagefill_features_of(netdev_features_t features);
 /* Whether an XDP program (generic XDP) is attached to @dev. */
 bool pagefill_netdev_has_xdp(const struct net_device *dev);
 void pagefill_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);

@@ -23,7 +23,7 @@ ktap_check "load pagefill" pf_load "$ko"
 probed=0 i=0
 for bdf in $nics; do
 	mac=$(printf '02:50:46:4c:00:%02x' "$i")
-	pf_log_since | grep -q "pagefill $bdf: pagefill NIC, interface 1\.4, node $i, MAC $mac, "\
+	pf_log_since | grep -q "pagefill $bdf: pagefill NIC, interface 1\.5, node $i, MAC $mac, "\
 "4096 groups x 32 nodes, 4 queues, buffers 2^12..2^16, 2500 Mb/s$" &&
 		[ -e "$drv/$bdf" ] && probed=$((probed + 1))
 	i=$((i + 1))

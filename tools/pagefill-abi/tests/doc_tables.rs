@@ -77,13 +77,25 @@ fn register_offsets_are_aligned_and_distinct() {
         .iter()
         .copied()
         .filter(|(n, _)| n.starts_with("reg::") && !n.starts_with("reg::Q_"))
-        .filter(|(n, _)| !matches!(*n, "reg::QUEUE_BASE" | "reg::QUEUE_STRIDE" | "reg::END"))
+        .filter(|(n, _)| {
+            !matches!(
+                *n,
+                "reg::QUEUE_BASE"
+                    | "reg::QUEUE_STRIDE"
+                    | "reg::QUEUE_END"
+                    | "reg::FILTER_STRIDE"
+                    | "reg::FILTER_END"
+                    | "reg::END"
+            )
+        })
         .collect();
+    let queues = pagefill_abi::reg::QUEUE_BASE as u64..pagefill_abi::reg::QUEUE_END as u64;
     for (i, (n, v)) in regs.iter().enumerate() {
         assert_eq!(v % 4, 0, "{n} is not 32-bit aligned");
+        assert!(!queues.contains(v), "{n} overlaps the queue registers");
         assert!(
-            *v < pagefill_abi::reg::QUEUE_BASE as u64,
-            "{n} overlaps the queue registers"
+            *v < pagefill_abi::reg::END as u64,
+            "{n} is past the register space"
         );
         for (m, w) in &regs[i + 1..] {
             assert_ne!(v, w, "{n} and {m} share an offset");

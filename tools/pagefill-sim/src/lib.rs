@@ -10,6 +10,7 @@
 //!
 //! - [`nic`]: registers, configuration, control;
 //! - [`rx`]: the receive engine over the group/node pointer table;
+//! - [`steer`]: which queue pair a frame goes to;
 //! - [`tx`]: the transmit engine;
 //! - [`csum`]: the Internet checksum, inserted and checked;
 //! - [`dma`]: host memory as the device may reach it;
@@ -29,5 +30,6 @@ pub mod nic;
 pub mod rss;
 pub mod rx;
 pub mod server;
+pub mod steer;
 pub mod tx;
 pub mod vfio;

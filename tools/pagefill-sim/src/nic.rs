@@ -20,6 +20,7 @@ use pagefill_abi::{self as abi, reg};
 use crate::dma::{BusMaster, DmaError, DmaRefusal, Memory};
 use crate::faults::Faults;
 use crate::rx::RxEngine;
+use crate::steer::Steering;
 use crate::tx::TxEngine;
 
 /// Where the NIC raises its MSI-X vectors.
@@ -57,6 +58,8 @@ pub struct Counters {
     pub drop_bad_frame: u64,
     pub drop_link_down: u64,
     pub starved: u64,
+    /// Frames a flow filter dropped.
+    pub drop_filtered: u64,
     pub rx_frames: u64,
     pub rx_bytes: u64,
     pub rx_buffers: u64,
@@ -117,6 +120,9 @@ pub struct Nic {
     pub(crate) coalesce_usecs: u32,
     /// `ctrl::RX_HASH`: records carry the flow hash, not the sequence number.
     pub(crate) rx_hash: bool,
+    /// `ctrl::STEER`: each frame steered, a lane per queue pair.
+    pub(crate) steer: bool,
+    pub(crate) steering: Steering,
     pub(crate) num_queues: u32,
     pub(crate) misc_cause: u32,
     pub(crate) misc_armed: bool,
@@ -154,6 +160,8 @@ impl Nic {
             buf_shift: abi::MIN_BUF_SHIFT,
             coalesce_usecs: 50,
             rx_hash: false,
+            steer: false,
+            steering: Steering::default(),
             num_queues: 1,
             misc_cause: 0,
             misc_armed: false,
@@ -184,6 +192,8 @@ impl Nic {
         self.buf_shift = abi::MIN_BUF_SHIFT;
         self.coalesce_usecs = 50;
         self.rx_hash = false;
+        self.steer = false;
+        self.steering = Steering::default();
         self.num_queues = 1;
         self.misc_cause = 0;
         self.misc_armed = false;
@@ -302,7 +312,8 @@ impl Nic {
             reg::CTRL => {
                 let enable = if self.enabled { abi::ctrl::ENABLE } else { 0 };
                 let hash = if self.rx_hash { abi::ctrl::RX_HASH } else { 0 };
-                enable | hash
+                let steer = if self.steer { abi::ctrl::STEER } else { 0 };
+                enable | hash | steer
             }
             reg::STATUS => self.status(),
             reg::MASTER_LO => self.master as u32,
@@ -319,7 +330,8 @@ impl Nic {
             reg::TX_FRAMES => c.tx_frames as u32,
             reg::DROP_LINK_DOWN => c.drop_link_down as u32,
             reg::TX_BAD_DESC => c.tx_bad_desc as u32,
-            o if (reg::QUEUE_BASE..reg::END).contains(&o) => {
+            reg::DROP_FILTERED => c.drop_filtered as u32,
+            o if (reg::QUEUE_BASE..reg::QUEUE_END).contains(&o) => {
                 let q = &self.queues[(o - reg::QUEUE_BASE) / reg::QUEUE_STRIDE];
                 match (o - reg::QUEUE_BASE) % reg::QUEUE_STRIDE {
                     reg::Q_CQ_LO => q.cq_addr as u32,
@@ -335,7 +347,10 @@ impl Nic {
                     _ => return Err(AccessError::NoRegister { offset: o as u64 }),
                 }
             }
-            o => return Err(AccessError::NoRegister { offset: o as u64 }),
+            o => match self.steering.read(o) {
+                Some(v) => v,
+                None => return Err(AccessError::NoRegister { offset: o as u64 }),
+            },
         })
     }
 
@@ -347,6 +362,9 @@ impl Nic {
         match offset {
             reg::CTRL => {
                 self.rx_hash = v & abi::ctrl::RX_HASH != 0;
+                if cfg {
+                    self.steer = v & abi::ctrl::STEER != 0;
+                }
                 if v & abi::ctrl::RESET != 0 {
                     self.reset();
                 } else if v & abi::ctrl::ENABLE != 0 && !self.enabled {
@@ -384,7 +402,7 @@ impl Nic {
                     self.rx_flush_group(v as u16, now);
                 }
             }
-            o if (reg::QUEUE_BASE..reg::END).contains(&o) => {
+            o if (reg::QUEUE_BASE..reg::QUEUE_END).contains(&o) => {
                 let qi = (o - reg::QUEUE_BASE) / reg::QUEUE_STRIDE;
                 let q = &mut self.queues[qi];
                 match (o - reg::QUEUE_BASE) % reg::QUEUE_STRIDE {
@@ -429,6 +447,7 @@ impl Nic {
                     _ => return Err(AccessError::NoRegister { offset: o as u64 }),
                 }
             }
+            o if o % 4 == 0 && self.steering.write(o, v) => {}
             o => return Err(AccessError::NoRegister { offset: o as u64 }),
         }
         Ok(())

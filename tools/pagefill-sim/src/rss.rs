@@ -1,70 +1,122 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The flow hash the device writes into a record with `ctrl::RX_HASH` set
-//! (`record_flags::HASH`): the Toeplitz hash of the frame's addresses and,
-//! for TCP and UDP, its ports, the input real NICs hash for receive-side
-//! scaling.
+//! (`record_flags::HASH`) and steers by with `ctrl::STEER`: the Toeplitz
+//! hash of the frame's addresses and, for TCP and UDP, its ports, the input
+//! real NICs hash for receive-side scaling.
 
-use pagefill_abi::{self as abi, record_flags};
+use pagefill_abi::{self as abi, record_flags, rss_fields};
 
 use crate::csum::{ETH_HLEN, ETH_P_IPV4, ETH_P_IPV6, IPPROTO_TCP, IPPROTO_UDP, IPV6_HLEN};
 
-/// The hash and [`record_flags`] (`HASH` and its type bits) of `frame`, or
-/// `None` for a frame that is neither IPv4 nor IPv6 (or too short for its
-/// fixed header). The ports count only when the layer 4 header is there to
-/// read them from: an IPv4 frame that is not a fragment, an IPv6 frame with
-/// no extension header, and the ports inside the length the IP header gives.
-/// The frame is untrusted: any bytes at all give a hash or none, never a
-/// panic.
-pub fn flow_hash(frame: &[u8]) -> Option<(u32, u16)> {
-    let ip = frame.get(ETH_HLEN..)?;
-    let ethertype = u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]);
-    let be16 = |at: usize| Some(u16::from_be_bytes([*ip.get(at)?, *ip.get(at + 1)?]));
-    // The layer 4 header is looked for only inside the packet's own length,
-    // not in Ethernet padding or whatever follows it.
-    let (addrs, proto, l4, v6) = match ethertype {
-        ETH_P_IPV4 => {
-            let header = ip.get(..20)?;
-            let ihl = usize::from(header[0] & 0xf) * 4;
-            if header[0] >> 4 != 4 || ihl < 20 {
-                return None;
+/// What the device reads of an IPv4 or IPv6 frame to hash and filter it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flow {
+    pub v6: bool,
+    /// The layer 4 protocol where the device can read its header (an IPv4
+    /// frame that is not a fragment, an IPv6 frame with no extension
+    /// header), else 0.
+    pub proto: u8,
+    /// Source and destination addresses as on the wire, IPv4 in the first
+    /// four bytes.
+    pub src: [u8; 16],
+    pub dst: [u8; 16],
+    /// Source and destination port, for TCP and UDP whose ports lie inside
+    /// the packet's own length.
+    pub ports: Option<(u16, u16)>,
+}
+
+impl Flow {
+    /// The flow of `frame`, or `None` for a frame that is neither IPv4 nor
+    /// IPv6 (or too short for its fixed header). The layer 4 header is
+    /// looked for only inside the length the IP header gives, not in
+    /// Ethernet padding. The frame is untrusted: any bytes at all give a
+    /// flow or none, never a panic.
+    pub fn parse(frame: &[u8]) -> Option<Self> {
+        let ip = frame.get(ETH_HLEN..)?;
+        let ethertype = u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]);
+        let be16 = |at: usize| Some(u16::from_be_bytes([*ip.get(at)?, *ip.get(at + 1)?]));
+        let mut flow = Flow {
+            v6: false,
+            proto: 0,
+            src: [0; 16],
+            dst: [0; 16],
+            ports: None,
+        };
+        let l4 = match ethertype {
+            ETH_P_IPV4 => {
+                let header = ip.get(..20)?;
+                let ihl = usize::from(header[0] & 0xf) * 4;
+                if header[0] >> 4 != 4 || ihl < 20 {
+                    return None;
+                }
+                if be16(6)? & 0x3fff == 0 {
+                    flow.proto = header[9];
+                }
+                flow.src[..4].copy_from_slice(&header[12..16]);
+                flow.dst[..4].copy_from_slice(&header[16..20]);
+                let end = usize::from(be16(2)?).min(ip.len());
+                ip.get(ihl..end)
             }
-            let frag = be16(6)?;
-            let proto = if frag & 0x3fff == 0 { header[9] } else { 0 };
-            let end = usize::from(be16(2)?).min(ip.len());
-            (&header[12..20], proto, ip.get(ihl..end), false)
-        }
-        ETH_P_IPV6 => {
-            let header = ip.get(..IPV6_HLEN)?;
-            if header[0] >> 4 != 6 {
-                return None;
+            ETH_P_IPV6 => {
+                let header = ip.get(..IPV6_HLEN)?;
+                if header[0] >> 4 != 6 {
+                    return None;
+                }
+                flow.v6 = true;
+                flow.proto = header[6];
+                flow.src.copy_from_slice(&header[8..24]);
+                flow.dst.copy_from_slice(&header[24..40]);
+                let end = (IPV6_HLEN + usize::from(be16(4)?)).min(ip.len());
+                ip.get(IPV6_HLEN..end)
             }
-            let end = (IPV6_HLEN + usize::from(be16(4)?)).min(ip.len());
-            (&header[8..40], header[6], ip.get(IPV6_HLEN..end), true)
+            _ => return None,
+        };
+        if matches!(flow.proto, IPPROTO_TCP | IPPROTO_UDP) {
+            flow.ports = l4.and_then(|l4| l4.get(..4)).map(|p| {
+                (
+                    u16::from_be_bytes([p[0], p[1]]),
+                    u16::from_be_bytes([p[2], p[3]]),
+                )
+            });
         }
-        _ => return None,
-    };
-    let mut input = [0u8; 36];
-    input[..addrs.len()].copy_from_slice(addrs);
-    let mut n = addrs.len();
-    let mut flags = record_flags::HASH;
-    if v6 {
-        flags |= record_flags::HASH_IPV6;
+        Some(flow)
     }
-    let ports = l4.and_then(|l4| l4.get(..4));
-    match (proto, ports) {
-        (IPPROTO_TCP, Some(p)) | (IPPROTO_UDP, Some(p)) => {
-            input[n..n + 4].copy_from_slice(p);
+
+    /// The hash under `key` and its [`record_flags`] (`HASH` and its type
+    /// bits): the addresses and, where `fields` ([`rss_fields`]) says so
+    /// for the protocol and the ports are there, the ports.
+    pub fn hash(&self, key: &[u8], fields: u32) -> (u32, u16) {
+        let alen = if self.v6 { 16 } else { 4 };
+        let mut input = [0u8; 36];
+        input[..alen].copy_from_slice(&self.src[..alen]);
+        input[alen..2 * alen].copy_from_slice(&self.dst[..alen]);
+        let mut n = 2 * alen;
+        let mut flags = record_flags::HASH;
+        if self.v6 {
+            flags |= record_flags::HASH_IPV6;
+        }
+        let (field, kind) = match (self.proto, self.v6) {
+            (IPPROTO_TCP, false) => (rss_fields::TCP4_PORTS, record_flags::HASH_TCP),
+            (IPPROTO_UDP, false) => (rss_fields::UDP4_PORTS, record_flags::HASH_UDP),
+            (IPPROTO_TCP, true) => (rss_fields::TCP6_PORTS, record_flags::HASH_TCP),
+            (IPPROTO_UDP, true) => (rss_fields::UDP6_PORTS, record_flags::HASH_UDP),
+            _ => (0, 0),
+        };
+        if let Some((sport, dport)) = self.ports.filter(|_| fields & field != 0) {
+            input[n..n + 2].copy_from_slice(&sport.to_be_bytes());
+            input[n + 2..n + 4].copy_from_slice(&dport.to_be_bytes());
             n += 4;
-            flags |= if proto == IPPROTO_TCP {
-                record_flags::HASH_TCP
-            } else {
-                record_flags::HASH_UDP
-            };
+            flags |= kind;
         }
-        _ => {}
+        (abi::toeplitz(key, &input[..n]), flags)
     }
-    Some((abi::toeplitz(&abi::RSS_KEY, &input[..n]), flags))
+}
+
+/// The hash and [`record_flags`] of `frame` under the key and fields a
+/// reset sets, or `None` for a frame with no flow ([`Flow::parse`]).
+pub fn flow_hash(frame: &[u8]) -> Option<(u32, u16)> {
+    Some(Flow::parse(frame)?.hash(&abi::RSS_KEY, rss_fields::ALL))
 }
 
 #[cfg(test)]

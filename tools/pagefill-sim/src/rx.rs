@@ -2,9 +2,10 @@
 
 //! The receive engine: streams over the group/node pointer table.
 //!
-//! Per (group, source node) stream the device holds at most one buffer, the
-//! one it is filling. It takes a buffer by swapping the node table entry with
-//! 0, packs frames behind record headers into a staging copy, and writes the
+//! Per (group, source node) stream and queue pair the device holds at most
+//! one buffer, the one it is filling (a lane; without `ctrl::STEER` a
+//! stream uses one lane, [`abi::stream_queue`]'s). It takes a buffer by
+//! swapping the lane's node table entry with 0, packs frames behind record headers into a staging copy, and writes the
 //! buffer to host memory in one burst when the next frame does not fit, when
 //! the sender signals end of transmission, when the coalescing timer runs out,
 //! or on a flush. Each take is reported (CLAIM, or NEXT_TAKEN on the full
@@ -21,6 +22,8 @@ use crate::dma::Memory;
 use crate::fabric;
 use crate::faults::PostedBufferLie;
 use crate::nic::{Counters, FabricPort, Nic};
+use crate::rss::Flow;
+use crate::steer::Verdict;
 
 /// Frames a starved stream holds before it drops (and counts) more: the
 /// device's per-stream FIFO. It must cover what a sender can have in flight
@@ -40,6 +43,9 @@ const FRAMES_PER_DATAGRAM: usize = crate::fabric::PACK_LIMIT / 76 + 1;
 
 /// A frame held while its stream is starved.
 struct HeldFrame {
+    /// The queue pair it was steered to when it came.
+    queue: usize,
+    flow: Option<Flow>,
     seq: u32,
     eot: bool,
     data: Vec<u8>,
@@ -60,9 +66,10 @@ pub struct StreamStats {
     pub xoff_time: Duration,
 }
 
-/// One (group, source node) stream.
-struct Stream {
-    /// DMA address of the buffer being filled; 0 when the stream has none.
+/// A stream's buffer for one queue pair.
+#[derive(Default)]
+struct Lane {
+    /// DMA address of the buffer being filled; 0 when the lane has none.
     buf_addr: u64,
     /// The buffer's contents so far: records, in chunk mode one a chunk.
     staging: Vec<u8>,
@@ -76,29 +83,30 @@ struct Stream {
     /// Buffers taken from the entry since the group was joined or the
     /// device reset, free running: every completion carries it.
     taken: u32,
-    /// Xoff sent; waiting for XON.
-    starved: bool,
+}
+
+impl Lane {
+    /// Forgets the buffer and what was placed in it.
+    fn clear(&mut self) {
+        self.buf_addr = 0;
+        self.staging.clear();
+        self.frames = 0;
+        self.chunks.clear();
+        self.pieces = 0;
+        self.deadline = None;
+    }
+}
+
+/// One (group, source node) stream.
+#[derive(Default)]
+struct Stream {
+    lanes: [Lane; abi::MAX_QUEUES],
+    /// Xoff sent; waiting for XON: a frame for this queue pair found its
+    /// lane's entry empty.
+    starved: Option<usize>,
     xoff_since: Option<Instant>,
     held: VecDeque<HeldFrame>,
     stats: StreamStats,
-}
-
-impl Stream {
-    fn new() -> Self {
-        Self {
-            buf_addr: 0,
-            staging: Vec::new(),
-            frames: 0,
-            chunks: Vec::new(),
-            pieces: 0,
-            deadline: None,
-            taken: 0,
-            starved: false,
-            xoff_since: None,
-            held: VecDeque::new(),
-            stats: StreamStats::default(),
-        }
-    }
 }
 
 /// One receive queue's completion ring state.
@@ -118,8 +126,9 @@ pub struct RxQueue {
 pub struct RxEngine {
     streams: Vec<Option<Box<Stream>>>,
     pub(crate) queues: Vec<RxQueue>,
-    /// Streams whose buffer holds frames (coalescing timer running).
-    open: Vec<u32>,
+    /// Lanes whose buffer holds frames (coalescing timer running): stream
+    /// id and queue pair.
+    open: Vec<(u32, usize)>,
     /// Frames held by starved streams, all streams together.
     held_total: usize,
 }
@@ -150,15 +159,13 @@ impl RxEngine {
     pub(crate) fn forget_all(&mut self, port: &mut dyn FabricPort, me: u8, c: &mut Counters) {
         for (i, slot) in self.streams.iter_mut().enumerate() {
             let Some(s) = slot else { continue };
-            s.buf_addr = 0;
-            s.staging.clear();
-            s.frames = 0;
-            s.deadline = None;
-            s.taken = 0;
+            for lane in &mut s.lanes {
+                lane.clear();
+                lane.taken = 0;
+            }
             s.stats.dropped += s.held.len() as u64;
             s.held.clear();
-            if s.starved {
-                s.starved = false;
+            if s.starved.take().is_some() {
                 s.xoff_since = None;
                 let (g, n) = ((i / abi::MAX_NODES) as u16, (i % abi::MAX_NODES) as u8);
                 port.send_to(n, &fabric::control(abi::fabric_type::XON, g, me, n));
@@ -209,7 +216,8 @@ impl RxEngine {
         self.streams
             .iter()
             .flatten()
-            .filter(|s| s.buf_addr != 0)
+            .flat_map(|s| &s.lanes)
+            .filter(|l| l.buf_addr != 0)
             .count()
     }
 }
@@ -261,10 +269,27 @@ impl Nic {
             self.counters.drop_link_down += 1;
             return;
         }
-        if usize::from(group) >= abi::MAX_GROUPS
-            || usize::from(src) >= abi::MAX_NODES
-            || !(abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&frame.len())
-            || match self.chunk_room(group, src) {
+        if usize::from(group) >= abi::MAX_GROUPS || usize::from(src) >= abi::MAX_NODES {
+            self.counters.drop_bad_frame += 1;
+            return;
+        }
+        let flow = Flow::parse(frame);
+        let q = if self.steer {
+            match self
+                .steering
+                .steer(group, src, flow.as_ref(), self.num_queues as usize)
+            {
+                Verdict::Queue(q) => q,
+                Verdict::Drop => {
+                    self.counters.drop_filtered += 1;
+                    return;
+                }
+            }
+        } else {
+            abi::stream_queue(group, src, self.num_queues) as usize
+        };
+        if !(abi::MIN_FRAME_LEN..=abi::MAX_FRAME_LEN).contains(&frame.len())
+            || match self.chunk_room(q) {
                 0 => record::size(frame.len()) > self.buf_size(),
                 room => pieces(frame.len(), room) > chunk_list::MAX_CHUNKS,
             }
@@ -281,14 +306,19 @@ impl Nic {
             None => return,
         };
         let idx = stream_index(group, src);
-        let mut s = self.rx.streams[idx]
-            .take()
-            .unwrap_or_else(|| Box::new(Stream::new()));
+        let mut s = self.rx.streams[idx].take().unwrap_or_default();
         s.stats.offered += 1;
-        if s.starved || !s.held.is_empty() {
-            self.hold(&mut s, seq, eot, frame);
+        let f = HeldFrame {
+            queue: q,
+            flow,
+            seq,
+            eot,
+            data: frame.to_vec(),
+        };
+        if s.starved.is_some() || !s.held.is_empty() {
+            self.hold(&mut s, f);
         } else {
-            self.place(&mut s, node_table, group, src, seq, eot, frame, now);
+            self.place(&mut s, node_table, group, src, f, now);
         }
         self.rx.streams[idx] = Some(s);
     }
@@ -305,19 +335,25 @@ impl Nic {
         }
     }
 
-    /// The room of each chunk for the stream's queue, 0 in buffer mode.
-    fn chunk_room(&self, group: u16, src: u8) -> usize {
-        let q = abi::stream_queue(group, src, self.num_queues) as usize;
+    /// The address of the node-table entry of lane `q` of node `src`'s
+    /// stream: its queue pair's column, or the first without steering.
+    fn entry_addr(&self, node_table: u64, q: usize, src: u8) -> u64 {
+        let column = if self.steer { q } else { 0 };
+        node_table + abi::node_entry(column, usize::from(src)) as u64
+    }
+
+    /// The room of each chunk of queue pair `q`, 0 in buffer mode.
+    fn chunk_room(&self, q: usize) -> usize {
         self.queues.get(q).map_or(0, |c| c.chunk_room as usize)
     }
 
-    /// The stream takes `addr` from its entry; in chunk mode it reads the
-    /// list's chunks. False if it cannot (the list is malformed, a driver
-    /// bug: the device enters the fatal state).
-    fn adopt(&mut self, s: &mut Stream, group: u16, src: u8, addr: u64) -> bool {
-        s.buf_addr = addr;
-        s.chunks.clear();
-        if self.chunk_room(group, src) == 0 {
+    /// The lane of queue pair `q` takes `addr` from its entry; in chunk
+    /// mode it reads the list's chunks. False if it cannot (the list is
+    /// malformed, a driver bug: the device enters the fatal state).
+    fn adopt(&mut self, lane: &mut Lane, q: usize, addr: u64) -> bool {
+        lane.buf_addr = addr;
+        lane.chunks.clear();
+        if self.chunk_room(q) == 0 {
             return true;
         }
         let mut list = [0u8; chunk_list::SIZE];
@@ -332,7 +368,7 @@ impl Nic {
             self.set_fatal();
             return false;
         }
-        s.chunks.extend(
+        lane.chunks.extend(
             list[chunk_list::ENTRIES..]
                 .chunks_exact(chunk_list::ENTRY_SIZE)
                 .take(count)
@@ -344,27 +380,20 @@ impl Nic {
         true
     }
 
-    fn hold(&mut self, s: &mut Stream, seq: u32, eot: bool, frame: &[u8]) {
+    fn hold(&mut self, s: &mut Stream, f: HeldFrame) {
         if s.held.len() >= HOLD_LIMIT {
             self.counters.drop_overflow += 1;
             s.stats.dropped += 1;
         } else {
-            s.held.push_back(HeldFrame {
-                seq,
-                eot,
-                data: frame.to_vec(),
-            });
+            s.held.push_back(f);
             self.rx.held_total += 1;
         }
     }
 
-    /// Takes the buffer in the stream's node table entry, or 0 if empty.
-    fn take_entry(&mut self, node_table: u64, src: u8) -> Option<u64> {
-        let taken = self.mem.take_u64(node_table + u64::from(src) * 8);
-        log::trace!(
-            "take entry node {src} at {:#x}: {taken:x?}",
-            node_table + u64::from(src) * 8
-        );
+    /// Takes the buffer in the entry at `entry`, or 0 if empty.
+    fn take_entry(&mut self, entry: u64) -> Option<u64> {
+        let taken = self.mem.take_u64(entry);
+        log::trace!("take entry at {entry:#x}: {taken:x?}");
         match taken {
             Ok(a) if a != 0 && a % abi::DMA_ALIGN != 0 => {
                 log::error!("driver bug: posted buffer {a:#x} is not aligned");
@@ -380,76 +409,79 @@ impl Nic {
     }
 
     /// Places a frame of a stream that is not starved.
-    #[allow(clippy::too_many_arguments)]
     fn place(
         &mut self,
         s: &mut Stream,
         node_table: u64,
         group: u16,
         src: u8,
-        seq: u32,
-        eot: bool,
-        frame: &[u8],
+        f: HeldFrame,
         now: Instant,
     ) {
-        if s.buf_addr == 0 {
-            match self.take_entry(node_table, src) {
+        let q = f.queue;
+        let entry = self.entry_addr(node_table, q, src);
+        if s.lanes[q].buf_addr == 0 {
+            match self.take_entry(entry) {
                 Some(0) => {
-                    self.starve(s, group, src, now, None);
-                    return self.hold(s, seq, eot, frame);
+                    self.starve(s, group, src, q, now, None);
+                    return self.hold(s, f);
                 }
                 Some(a) => {
-                    s.taken = s.taken.wrapping_add(1);
-                    self.post(group, src, rx_kind::CLAIM, 0, a, 0, 0, s.taken);
-                    if !self.adopt(s, group, src, a) {
+                    let lane = &mut s.lanes[q];
+                    lane.taken = lane.taken.wrapping_add(1);
+                    self.post(group, src, q, rx_kind::CLAIM, 0, a, 0, 0, lane.taken);
+                    if !self.adopt(lane, q, a) {
                         return;
                     }
                 }
                 None => return,
             }
         }
-        let room = self.chunk_room(group, src);
+        let room = self.chunk_room(q);
         let buf_size = self.buf_size();
-        let fits = |s: &Stream| match room {
-            0 => s.staging.len() + record::size(frame.len()) <= buf_size,
-            room => s.pieces + pieces(frame.len(), room) <= s.chunks.len(),
+        let len = f.data.len();
+        let fits = |l: &Lane| match room {
+            0 => l.staging.len() + record::size(len) <= buf_size,
+            room => l.pieces + pieces(len, room) <= l.chunks.len(),
         };
-        if !fits(s) && s.pieces > 0 {
-            match self.take_entry(node_table, src) {
+        if !fits(&s.lanes[q]) && s.lanes[q].pieces > 0 {
+            match self.take_entry(entry) {
                 Some(0) => {
-                    self.close(s, group, src, rx_flags::FULL | rx_flags::STARVED);
-                    self.starve(s, group, src, now, Some(()));
-                    return self.hold(s, seq, eot, frame);
+                    self.close(s, group, src, q, rx_flags::FULL | rx_flags::STARVED);
+                    self.starve(s, group, src, q, now, Some(()));
+                    return self.hold(s, f);
                 }
                 Some(next) => {
-                    s.taken = s.taken.wrapping_add(1);
-                    self.close(s, group, src, rx_flags::FULL | rx_flags::NEXT_TAKEN);
-                    if !self.adopt(s, group, src, next) {
+                    s.lanes[q].taken = s.lanes[q].taken.wrapping_add(1);
+                    self.close(s, group, src, q, rx_flags::FULL | rx_flags::NEXT_TAKEN);
+                    if !self.adopt(&mut s.lanes[q], q, next) {
                         return;
                     }
                 }
                 None => return,
             }
         }
-        if !fits(s) {
+        if !fits(&s.lanes[q]) {
             // A chunk list too short for the frame even empty: the frame
             // cannot be placed.
             self.counters.drop_bad_frame += 1;
             s.stats.dropped += 1;
             return;
         }
+        let frame = &f.data[..];
         let mut flags = if crate::csum::l4_checksum_ok(frame) {
             record_flags::L4_CSUM_OK
         } else {
             0
         };
-        let mut word = seq;
+        let mut word = f.seq;
         if self.rx_hash {
-            if let Some((hash, hash_flags)) = crate::rss::flow_hash(frame) {
+            if let Some((hash, hash_flags)) = self.steering.flow_hash(f.flow.as_ref()) {
                 word = hash;
                 flags |= hash_flags;
             }
         }
+        let lane = &mut s.lanes[q];
         // One record, or in chunk mode one a chunk, each but the last with
         // MORE: the frame goes on in the next.
         let piece_len = if room == 0 { frame.len() } else { room };
@@ -462,35 +494,45 @@ impl Nic {
             } else {
                 record_flags::MORE
             };
-            let off = s.staging.len();
-            s.staging.resize(off + record::size(piece.len()), 0);
-            let hdr = &mut s.staging[off..off + record::HEADER_SIZE];
+            let off = lane.staging.len();
+            lane.staging.resize(off + record::size(piece.len()), 0);
+            let hdr = &mut lane.staging[off..off + record::HEADER_SIZE];
             hdr[record::LEN..record::LEN + 2].copy_from_slice(&(piece.len() as u16).to_le_bytes());
             hdr[record::FLAGS..record::FLAGS + 2].copy_from_slice(&(flags | more).to_le_bytes());
             // The sequence number's word, or the hash in its place.
             hdr[record::SEQ..record::SEQ + 4].copy_from_slice(&word.to_le_bytes());
             let data = off + record::HEADER_SIZE;
-            s.staging[data..data + piece.len()].copy_from_slice(piece);
-            s.pieces += 1;
+            lane.staging[data..data + piece.len()].copy_from_slice(piece);
+            lane.pieces += 1;
         }
-        s.frames += 1;
-        if s.deadline.is_none() {
-            s.deadline = Some(now + Duration::from_micros(u64::from(self.coalesce_usecs)));
-            self.rx.open.push(abi::stream_id(group, src));
+        lane.frames += 1;
+        if lane.deadline.is_none() {
+            lane.deadline = Some(now + Duration::from_micros(u64::from(self.coalesce_usecs)));
+            self.rx.open.push((abi::stream_id(group, src), q));
         }
-        if eot {
-            self.close(s, group, src, rx_flags::EOT);
+        if f.eot {
+            self.close(s, group, src, q, rx_flags::EOT);
         }
     }
 
-    /// The stream needs a buffer and its entry is empty: xoff the sender and
-    /// report it (as a STARVED completion if no DATA completion carries it).
-    fn starve(&mut self, s: &mut Stream, group: u16, src: u8, now: Instant, reported: Option<()>) {
-        s.starved = true;
+    /// Lane `q` of the stream needs a buffer and its entry is empty: xoff
+    /// the sender and report it (as a STARVED completion if no DATA
+    /// completion carries it).
+    fn starve(
+        &mut self,
+        s: &mut Stream,
+        group: u16,
+        src: u8,
+        q: usize,
+        now: Instant,
+        reported: Option<()>,
+    ) {
+        s.starved = Some(q);
         s.stats.starved += 1;
         self.counters.starved += 1;
         if reported.is_none() {
-            self.post(group, src, rx_kind::STARVED, 0, 0, 0, 0, s.taken);
+            let taken = s.lanes[q].taken;
+            self.post(group, src, q, rx_kind::STARVED, 0, 0, 0, 0, taken);
         }
         if s.xoff_since.is_none() {
             s.xoff_since = Some(now);
@@ -500,59 +542,58 @@ impl Nic {
         }
     }
 
-    /// Writes a stream's buffer to host memory and posts its DATA
-    /// completion; the stream then holds no buffer.
-    fn close(&mut self, s: &mut Stream, group: u16, src: u8, flags: u8) {
-        let addr = s.buf_addr;
-        let bytes = if s.chunks.is_empty() {
+    /// Writes lane `q`'s buffer to host memory and posts its DATA
+    /// completion; the lane then holds no buffer.
+    fn close(&mut self, s: &mut Stream, group: u16, src: u8, q: usize, flags: u8) {
+        let lane = &mut s.lanes[q];
+        let addr = lane.buf_addr;
+        let bytes = if lane.chunks.is_empty() {
             self.faults
-                .corrupt_records(&mut s.staging, s.frames, &mut self.counters);
-            if let Err(e) = self.mem.write(addr, &s.staging) {
+                .corrupt_records(&mut lane.staging, lane.frames, &mut self.counters);
+            if let Err(e) = self.mem.write(addr, &lane.staging) {
                 return self.dma_failed("writing a receive buffer", e);
             }
-            s.staging.len() as u32
+            lane.staging.len() as u32
         } else {
-            match self.write_chunks(s) {
+            match self.write_chunks(lane) {
                 Some(bytes) => bytes,
                 None => return,
             }
         };
-        self.counters.rx_frames += u64::from(s.frames);
+        let lane = &mut s.lanes[q];
+        self.counters.rx_frames += u64::from(lane.frames);
         self.counters.rx_bytes += u64::from(bytes);
         self.counters.rx_buffers += 1;
-        s.stats.written += u64::from(s.frames);
+        s.stats.written += u64::from(lane.frames);
+        let (frames, taken) = (lane.frames, lane.taken);
+        lane.clear();
         self.post(
             group,
             src,
+            q,
             rx_kind::DATA,
             flags,
             addr,
             bytes,
-            s.frames,
-            s.taken,
+            frames,
+            taken,
         );
-        s.buf_addr = 0;
-        s.staging.clear();
-        s.frames = 0;
-        s.chunks.clear();
-        s.pieces = 0;
-        s.deadline = None;
         if flags & (rx_flags::EOT | rx_flags::TIMEOUT) != 0 && self.faults.claim_held() {
-            self.lie_about_posted_buffer(s, group, src);
+            self.lie_about_posted_buffer(&mut s.lanes[q], group, src, q);
         }
     }
 
     /// Writes a chunk list's records: each record's bytes to its chunk, its
     /// header to the chunk's entry. Returns the frame bytes written, `None`
     /// after a refused DMA write.
-    fn write_chunks(&mut self, s: &Stream) -> Option<u32> {
+    fn write_chunks(&mut self, lane: &Lane) -> Option<u32> {
         let mut off = 0;
         let mut bytes = 0;
-        for (i, &chunk) in s.chunks.iter().enumerate().take(s.pieces) {
-            let hdr = &s.staging[off..off + record::HEADER_SIZE];
+        for (i, &chunk) in lane.chunks.iter().enumerate().take(lane.pieces) {
+            let hdr = &lane.staging[off..off + record::HEADER_SIZE];
             let len = usize::from(u16::from_le_bytes([hdr[record::LEN], hdr[record::LEN + 1]]));
-            let data = &s.staging[off + record::HEADER_SIZE..off + record::HEADER_SIZE + len];
-            let entry = s.buf_addr + (chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE) as u64;
+            let data = &lane.staging[off + record::HEADER_SIZE..off + record::HEADER_SIZE + len];
+            let entry = lane.buf_addr + (chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE) as u64;
             let written = self
                 .mem
                 .write(chunk, data)
@@ -567,39 +608,40 @@ impl Nic {
         Some(bytes)
     }
 
-    /// The claim-held fault's chance: the stream holds no buffer now, and
+    /// The claim-held fault's chance: the lane holds no buffer now, and
     /// if its entry holds the one the host posted next, the device may
     /// report that buffer taken (CLAIM) or written (STARVED, its count one
-    /// ahead) while it leaves it in the entry. The stream's own count does
+    /// ahead) while it leaves it in the entry. The lane's own count does
     /// not move, so when the device really takes the buffer, that take is
     /// reported with the count the lie gave: at the stream's next frame, or
     /// at once in the claim-held-late mode.
-    fn lie_about_posted_buffer(&mut self, s: &mut Stream, group: u16, src: u8) {
+    fn lie_about_posted_buffer(&mut self, lane: &mut Lane, group: u16, src: u8, q: usize) {
         let node_table = match self.node_table(group) {
             Some(0) | None => return,
             Some(t) => t,
         };
-        let posted = match self.mem.read_u64(node_table + u64::from(src) * 8) {
+        let entry = self.entry_addr(node_table, q, src);
+        let posted = match self.mem.read_u64(entry) {
             Ok(0) => return,
             Ok(a) => a,
             Err(e) => return self.dma_failed("reading a node table entry", e),
         };
-        let ahead = s.taken.wrapping_add(1);
+        let ahead = lane.taken.wrapping_add(1);
         match self.faults.lie_about_posted_buffer(&mut self.counters) {
             Some(PostedBufferLie::Claim) => {
-                self.post(group, src, rx_kind::CLAIM, 0, posted, 0, 0, ahead)
+                self.post(group, src, q, rx_kind::CLAIM, 0, posted, 0, 0, ahead)
             }
             Some(PostedBufferLie::Starved) => {
-                self.post(group, src, rx_kind::STARVED, 0, 0, 0, 0, ahead)
+                self.post(group, src, q, rx_kind::STARVED, 0, 0, 0, 0, ahead)
             }
             None => return,
         }
         if self.faults.takes_after_lie() {
             // The take a slow host's read of the lie comes after.
-            if let Some(a) = self.take_entry(node_table, src).filter(|&a| a != 0) {
-                s.taken = ahead;
-                self.post(group, src, rx_kind::CLAIM, 0, a, 0, 0, ahead);
-                self.adopt(s, group, src, a);
+            if let Some(a) = self.take_entry(entry).filter(|&a| a != 0) {
+                lane.taken = ahead;
+                self.post(group, src, q, rx_kind::CLAIM, 0, a, 0, 0, ahead);
+                self.adopt(lane, q, a);
             }
         }
     }
@@ -609,6 +651,7 @@ impl Nic {
         &mut self,
         group: u16,
         node: u8,
+        q: usize,
         kind: u8,
         flags: u8,
         addr: u64,
@@ -616,7 +659,6 @@ impl Nic {
         frames: u16,
         taken: u32,
     ) {
-        let q = abi::stream_queue(group, node, self.num_queues) as usize;
         let mut cqe = Cqe {
             addr,
             bytes,
@@ -740,11 +782,11 @@ impl Nic {
             return;
         };
         log::trace!(
-            "xon group {group} node {src} starved {} held {}",
+            "xon group {group} node {src} starved {:?} held {}",
             s.starved,
             s.held.len()
         );
-        if s.starved {
+        if s.starved.is_some() {
             self.resume(&mut s, group, src, now);
         }
         self.rx.streams[idx] = Some(s);
@@ -757,13 +799,13 @@ impl Nic {
         if node_table == 0 {
             return;
         }
-        s.starved = false;
+        s.starved = None;
         // Only this stream's frames move (a frame that starves it again is
         // held anew): the total changes by the change of its queue.
         let others = self.rx.held_total.saturating_sub(s.held.len());
         while let Some(f) = s.held.pop_front() {
-            self.place(s, node_table, group, src, f.seq, f.eot, &f.data, now);
-            if s.starved {
+            self.place(s, node_table, group, src, f, now);
+            if s.starved.is_some() {
                 // Starved again: the frame was put back at the end; restore order.
                 if let Some(last) = s.held.pop_back() {
                     s.held.push_front(last);
@@ -772,7 +814,7 @@ impl Nic {
             }
         }
         self.rx.held_total = others + s.held.len();
-        if s.starved {
+        if s.starved.is_some() {
             return;
         }
         if let Some(since) = s.xoff_since.take() {
@@ -809,17 +851,18 @@ impl Nic {
         let Some(mut s) = self.rx.streams[idx].take() else {
             return;
         };
-        if s.buf_addr != 0 {
-            self.close(&mut s, group, src, rx_flags::FLUSH);
+        for q in 0..abi::MAX_QUEUES {
+            if s.lanes[q].buf_addr != 0 {
+                self.close(&mut s, group, src, q, rx_flags::FLUSH);
+            }
+            // The host's count starts again when it joins the group again.
+            s.lanes[q].taken = 0;
         }
-        // The host's count starts again when it joins the group again.
-        s.taken = 0;
         s.stats.dropped += s.held.len() as u64;
         self.counters.drop_unjoined += s.held.len() as u64;
         self.rx.held_total = self.rx.held_total.saturating_sub(s.held.len());
         s.held.clear();
-        if s.starved {
-            s.starved = false;
+        if s.starved.take().is_some() {
             if let Some(since) = s.xoff_since.take() {
                 s.stats.xoff_time += now.saturating_duration_since(since);
             }
@@ -842,16 +885,16 @@ impl Nic {
         let mut next: Option<Instant> = None;
         let mut i = 0;
         while i < self.rx.open.len() {
-            let id = self.rx.open[i];
+            let (id, q) = self.rx.open[i];
             let (g, n) = (abi::stream_group(id), abi::stream_node(id));
             let idx = stream_index(g, n);
             let Some(mut s) = self.rx.streams[idx].take() else {
                 self.rx.open.swap_remove(i);
                 continue;
             };
-            match s.deadline {
+            match s.lanes[q].deadline {
                 Some(d) if d <= now => {
-                    self.close(&mut s, g, n, rx_flags::TIMEOUT);
+                    self.close(&mut s, g, n, q, rx_flags::TIMEOUT);
                     self.rx.open.swap_remove(i);
                 }
                 Some(d) => {

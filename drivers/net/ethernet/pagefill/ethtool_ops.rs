@@ -10,8 +10,11 @@ use crate::abi;
 use crate::iface::{mtu_fits, PagefillNetdev, MAX_POOL_BUF_SHIFT};
 use crate::net::bh;
 pub(crate) use crate::net::ethtool::EthtoolTable;
-use crate::net::ethtool::{Channels, Coalesce, EthtoolOps, Rings as RingParams};
-use crate::net::netdev::{Device, Rtnl};
+use crate::net::ethtool::{
+    Channels, Coalesce, EthtoolOps, FlowRule, HashFields, HashFlow, Rings as RingParams,
+    RssHashFunc, RxfhUpdate,
+};
+use crate::net::netdev::{Device, Features, Rtnl};
 use crate::rings::TX_SHIFT_MAX;
 use crate::rx::RxConfig;
 
@@ -53,7 +56,7 @@ impl DeviceCounters {
 }
 
 /// Device counters, in the order of the `dev_` statistics.
-pub(crate) const DEVICE_COUNTERS: [usize; 8] = [
+pub(crate) const DEVICE_COUNTERS: [usize; 9] = [
     abi::reg::RX_FRAMES,
     abi::reg::STARVED,
     abi::reg::DROP_UNJOINED,
@@ -62,8 +65,10 @@ pub(crate) const DEVICE_COUNTERS: [usize; 8] = [
     abi::reg::DROP_LINK_DOWN,
     abi::reg::TX_FRAMES,
     abi::reg::TX_BAD_DESC,
+    abi::reg::DROP_FILTERED,
 ];
 
+#[vtable]
 impl EthtoolOps for PagefillNetdev {
     const DRIVER: &'static CStr = c"pagefill";
     const QUEUE_STATS: &'static [(&'static str, &'static str)] = &[
@@ -117,6 +122,7 @@ impl EthtoolOps for PagefillNetdev {
         c"dev_drop_link_down",
         c"dev_tx_frames",
         c"dev_tx_bad_desc",
+        c"dev_drop_filtered",
     ];
 
     fn speed(dev: &Device<Self>) -> u32 {
@@ -263,7 +269,18 @@ impl EthtoolOps for PagefillNetdev {
         }
         let mut new = dev.data().settings();
         new.queues = ch.combined;
-        Self::apply(dev, rtnl, new)
+        Self::apply(dev, rtnl, new)?;
+        // A table the user set stays (the core refused a count below its
+        // entries); the default one spreads over the new count. A restart
+        // above enabled the device with the table as it was, whose entries
+        // the device takes modulo the count.
+        if !dev.rxfh_configured(rtnl) {
+            let data = dev.data();
+            let mut steering = data.steering.lock();
+            let bar = data.bar.try_access();
+            steering.spread(bar.as_deref(), ch.combined)?;
+        }
+        Ok(())
     }
 
     const PRIV_FLAGS: &'static [&'static CStr] = &[c"rx-udp-merge"];
@@ -278,6 +295,85 @@ impl EthtoolOps for PagefillNetdev {
             .udp_merge
             .store(flags & PRIV_UDP_MERGE != 0, Ordering::Relaxed);
         Ok(())
+    }
+
+    // Steering: the state is the driver's (`crate::steering`); a change
+    // goes to the device's registers at once, which it takes enabled or
+    // not, and to every register again when it is next enabled.
+
+    fn rx_ring_count(dev: &Device<Self>) -> Result<u32> {
+        Ok(dev.data().settings().queues)
+    }
+
+    fn flow_rule_table_size(_dev: &Device<Self>) -> Result<u32> {
+        Ok(abi::MAX_FILTERS as u32)
+    }
+
+    fn flow_rule_locations(dev: &Device<Self>, f: &mut dyn FnMut(u32)) -> Result {
+        dev.data().steering.lock().locations(f);
+        Ok(())
+    }
+
+    fn flow_rule(dev: &Device<Self>, location: u32) -> Result<FlowRule> {
+        dev.data().steering.lock().rule(location)
+    }
+
+    /// Only while `ntuple` is on: turning it off deletes every rule.
+    fn insert_flow_rule(dev: &Device<Self>, _rtnl: &Rtnl<'_>, rule: &FlowRule) -> Result {
+        if !dev.features().contains(Features::NTUPLE) {
+            return Err(EOPNOTSUPP);
+        }
+        let data = dev.data();
+        let queues = data.settings().queues;
+        let mut steering = data.steering.lock();
+        let bar = data.bar.try_access();
+        steering.insert(bar.as_deref(), rule, queues)
+    }
+
+    fn delete_flow_rule(dev: &Device<Self>, _rtnl: &Rtnl<'_>, location: u32) -> Result {
+        let data = dev.data();
+        let mut steering = data.steering.lock();
+        let bar = data.bar.try_access();
+        steering.delete(bar.as_deref(), location)
+    }
+
+    const RXFH_KEY_SIZE: u32 = abi::RSS_KEY_BYTES as u32;
+    const RXFH_INDIR_SIZE: u32 = abi::RSS_INDIR_SIZE as u32;
+
+    fn rxfh(
+        dev: &Device<Self>,
+        key: Option<&mut [u8]>,
+        indir: Option<&mut [u32]>,
+    ) -> Result<RssHashFunc> {
+        dev.data().steering.lock().read_rxfh(key, indir);
+        Ok(RssHashFunc::Toeplitz)
+    }
+
+    fn set_rxfh(dev: &Device<Self>, _rtnl: &Rtnl<'_>, new: &RxfhUpdate<'_>) -> Result {
+        if new.hfunc.is_some_and(|f| f != RssHashFunc::Toeplitz) {
+            return Err(EOPNOTSUPP);
+        }
+        let data = dev.data();
+        let queues = data.settings().queues;
+        let mut steering = data.steering.lock();
+        let bar = data.bar.try_access();
+        steering.set_rxfh(bar.as_deref(), new.key, new.indir, queues)
+    }
+
+    fn rxfh_fields(dev: &Device<Self>, flow: HashFlow) -> Result<HashFields> {
+        dev.data().steering.lock().hash_fields(flow)
+    }
+
+    fn set_rxfh_fields(
+        dev: &Device<Self>,
+        _rtnl: &Rtnl<'_>,
+        flow: HashFlow,
+        fields: HashFields,
+    ) -> Result {
+        let data = dev.data();
+        let mut steering = data.steering.lock();
+        let bar = data.bar.try_access();
+        steering.set_hash_fields(bar.as_deref(), flow, fields)
     }
 }
 

@@ -188,7 +188,7 @@ impl NetdevData {
                     self.join_failed.fetch_add(1, Ordering::Relaxed);
                     continue;
                 };
-                if (0..abi::MAX_NODES).any(|node| self.rings.post(t, node, 0).is_err()) {
+                if self.rings.clear_table(t).is_err() {
                     self.join_failed.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }

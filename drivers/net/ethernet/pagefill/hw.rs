@@ -17,7 +17,7 @@ use kernel::{
 use crate::abi;
 
 /// The oldest minor version of the interface the driver works with.
-const MIN_VERSION_MINOR: u16 = 2;
+const MIN_VERSION_MINOR: u16 = 5;
 
 /// BAR0 of a pagefill NIC, sized so register offsets are checked at build time.
 pub(crate) type Bar0<'bound> = pci::Bar<'bound, { abi::BAR0_SIZE }>;
@@ -90,8 +90,9 @@ impl Identity {
             return Err(ENODEV);
         }
         let version = bar.read32(abi::reg::VERSION);
-        // Minor 2 brought the FLUSHED marker, without which the driver
-        // cannot tell when a left group's completions end.
+        // Minor 5 brought steering, whose node-table columns the driver
+        // posts in (and minor 2 the FLUSHED marker, without which it cannot
+        // tell when a left group's completions end).
         if abi::version_major(version) != abi::VERSION_MAJOR
             || abi::version_minor(version) < MIN_VERSION_MINOR
         {

@@ -20,11 +20,13 @@
 //! belongs to its NAPI instance, which learns of the changes through a
 //! mailbox.
 //!
-//! Locks: `settings` and `device_counters` are mutexes, process context
-//! only. `wanted`, then `tables`, then a queue's `mailbox` are spinlocks
-//! taken with bottom halves off in process context and from NAPI; a queue's
-//! `tx` is shared by `ndo_start_xmit` and NAPI. No lock is held while NAPI
-//! hands frames to the stack.
+//! Locks: `settings`, `steering` and `device_counters` are mutexes,
+//! process context only; `steering` is taken before the registers' RCU
+//! read section, in which nothing may sleep. `wanted`, then `tables`, then
+//! a queue's `mailbox` are spinlocks taken with bottom halves off in
+//! process context and from NAPI; a queue's `tx` is shared by
+//! `ndo_start_xmit` and NAPI. No lock is held while NAPI hands frames to
+//! the stack.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
@@ -54,6 +56,7 @@ use crate::rx::{RxConfig, RxOffloads, RxState};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_stats::{PublishedRxStats, RxStats};
 use crate::rx_xsk::XskRx;
+use crate::steering::Steering;
 use crate::tx::{TxState, TxStats};
 
 /// What ethtool sets; applied when the interface opens.
@@ -165,6 +168,10 @@ pub(crate) struct NetdevData {
     /// take it would be caught at once rather than deadlock.
     #[pin]
     pub(crate) settings: Mutex<Settings>,
+    /// The RSS key, indirection table and hash fields and the flow rules
+    /// (ethtool), changed under RTNL; process context.
+    #[pin]
+    pub(crate) steering: Mutex<Steering>,
     /// The device's counters, kept 64-bit across its resets; process
     /// context.
     #[pin]
@@ -255,6 +262,7 @@ impl NetdevData {
                 },
                 ..Settings::DEFAULT
             }),
+            steering <- new_mutex!(Steering::new(p.queues)),
             device_counters <- new_mutex!(DeviceCounters {
                 last: [0; DEVICE_COUNTERS.len()],
                 total: [0; DEVICE_COUNTERS.len()],
@@ -547,13 +555,17 @@ impl PagefillNetdev {
                 data.rings.clear()
             })
             .and_then(|()| {
-                (0..set.queues as usize)
-                    .try_for_each(|i| Self::open_queue(dev, rtnl, i, set.queues, &set))
+                (0..set.queues as usize).try_for_each(|i| Self::open_queue(dev, rtnl, i, &set))
             })
             .and_then(|()| data.misc.request(dev, data.misc_irq, c"pagefill-misc"))
             .and_then(|()| {
+                // Taken before the registers' RCU read section, in which
+                // nothing may sleep.
+                let steering = data.steering.lock();
                 let bar = data.bar.try_access().ok_or(ENODEV)?;
                 bar.write32(set.coalesce_usecs, abi::reg::COALESCE_USECS);
+                // The reset cleared the steering registers.
+                steering.program(&bar)?;
                 // The device hashes every frame when it can: the hash costs
                 // it nothing, and the stack's `rxhash` feature decides per
                 // poll whether skbs and XDP get it.
@@ -604,12 +616,11 @@ impl PagefillNetdev {
         Ok(())
     }
 
-    /// Sets up queue pair `i` of `n` and joins nothing yet.
+    /// Sets up queue pair `i` and joins nothing yet.
     pub(crate) fn open_queue(
         dev: &Device<Self>,
         rtnl: &Rtnl<'_>,
         i: usize,
-        n: u32,
         set: &Settings,
     ) -> Result {
         let data = dev.data();
@@ -637,7 +648,7 @@ impl PagefillNetdev {
         };
         q.mailbox.clear();
         q.rx.stopped_mut(&q.napi, rtnl, |rx| {
-            rx.install(pool, xdp_rxq, xsk, set.rx.ring, data.node_id, i as u8, n)
+            rx.install(pool, xdp_rxq, xsk, set.rx.ring, data.node_id, i as u8)
         })
         .ok_or(EBUSY)??;
         q.napi.start(rtnl, dev, q.irq, QUEUE_IRQ_NAMES[i], i as u32)

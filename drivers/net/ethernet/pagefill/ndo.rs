@@ -15,7 +15,8 @@ use crate::iface::{
 };
 use crate::net::bh;
 use crate::net::netdev::{
-    Device, McList, Operations, QueueStatsRx, QueueStatsTx, Rtnl, Stats64, TxOutcome, XmitCtx,
+    Device, Features, McList, Operations, QueueStatsRx, QueueStatsTx, Rtnl, Stats64, TxOutcome,
+    XmitCtx,
 };
 use crate::net::skb::SkBuff;
 use crate::net::xdp::{BpfProg, ExtAck};
@@ -154,6 +155,18 @@ impl Operations for PagefillNetdev {
             return Err(EINVAL);
         }
         data.queues[queue as usize].napi.schedule();
+        Ok(())
+    }
+
+    /// Turning `ntuple` off deletes every flow rule; the other features
+    /// are read where they apply.
+    fn set_features(dev: &Device<Self>, _rtnl: &Rtnl<'_>, features: Features) -> Result {
+        if dev.features().contains(Features::NTUPLE) && !features.contains(Features::NTUPLE) {
+            let data = dev.data();
+            let mut steering = data.steering.lock();
+            let bar = data.bar.try_access();
+            steering.clear_rules(bar.as_deref())?;
+        }
         Ok(())
     }
 

@@ -101,7 +101,8 @@ static netdev_features_t pagefill_netdev_bits(u32 features)
 	return (features & PAGEFILL_F_SG ? NETIF_F_SG : 0) |
 	       (features & PAGEFILL_F_HW_CSUM ? NETIF_F_HW_CSUM : 0) |
 	       (features & PAGEFILL_F_RXCSUM ? NETIF_F_RXCSUM : 0) |
-	       (features & PAGEFILL_F_RXHASH ? NETIF_F_RXHASH : 0);
+	       (features & PAGEFILL_F_RXHASH ? NETIF_F_RXHASH : 0) |
+	       (features & PAGEFILL_F_NTUPLE ? NETIF_F_NTUPLE : 0);
 }
 
 static_assert((u32)PAGEFILL_RSS_L3_IPV4 == (u32)XDP_RSS_L3_IPV4);
@@ -297,15 +298,19 @@ void pagefill_skb_csum_unnecessary(struct sk_buff *skb)
 	skb->ip_summed = CHECKSUM_UNNECESSARY;
 }
 
-u32 pagefill_netdev_features(const struct net_device *dev)
+u32 pagefill_features_of(netdev_features_t f)
 {
-	netdev_features_t f = READ_ONCE(dev->features);
-
 	return (f & NETIF_F_SG ? PAGEFILL_F_SG : 0) |
 	       (f & NETIF_F_HW_CSUM ? PAGEFILL_F_HW_CSUM : 0) |
 	       (f & NETIF_F_RXCSUM ? PAGEFILL_F_RXCSUM : 0) |
 	       (f & NETIF_F_GRO_FRAGLIST ? PAGEFILL_F_GRO_FRAGLIST : 0) |
-	       (f & NETIF_F_RXHASH ? PAGEFILL_F_RXHASH : 0);
+	       (f & NETIF_F_RXHASH ? PAGEFILL_F_RXHASH : 0) |
+	       (f & NETIF_F_NTUPLE ? PAGEFILL_F_NTUPLE : 0);
+}
+
+u32 pagefill_netdev_features(const struct net_device *dev)
+{
+	return pagefill_features_of(READ_ONCE(dev->features));
 }
 
 bool pagefill_netdev_has_xdp(const struct net_device *dev)

@@ -40,6 +40,7 @@ mod rx_slot;
 mod rx_stats;
 mod rx_xdp;
 mod rx_xsk;
+mod steering;
 mod tx;
 
 /// A bound pagefill NIC.
@@ -124,7 +125,8 @@ impl pci::Driver for PagefillDriver {
         let queues = net::netdev::default_rss_queues().min(max_queues as u32);
         let mut features = net::netdev::Features::SG
             .with(net::netdev::Features::HW_CSUM)
-            .with(net::netdev::Features::RXCSUM);
+            .with(net::netdev::Features::RXCSUM)
+            .with(net::netdev::Features::NTUPLE);
         if id.has_rx_hash() {
             features = features.with(net::netdev::Features::RXHASH);
         }

@@ -48,10 +48,32 @@ pub(crate) struct QueueRings {
     qsb: Coherent<[u32]>,
 }
 
+/// Entries of a node table: a column for each queue pair.
+const TABLE_ENTRIES: usize = abi::NODE_TABLE_BYTES / 8;
+
+/// The node-table entry through which one queue pair receives one source
+/// node's stream.
+///
+/// # Invariants
+///
+/// `self.0 < TABLE_ENTRIES`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Entry(usize);
+
+impl Entry {
+    /// Queue pair `queue`'s entry for node `node`, if both are in range.
+    pub(crate) fn of(queue: usize, node: usize) -> Option<Self> {
+        // INVARIANT: the node table holds a column of `MAX_NODES` entries
+        // for each of `MAX_QUEUES` queue pairs.
+        (queue < abi::MAX_QUEUES && node < abi::MAX_NODES)
+            .then(|| Self(abi::node_entry(queue, node) / 8))
+    }
+}
+
 /// The shared memory of one NIC.
 pub(crate) struct Rings {
     master: Coherent<[u64]>,
-    /// [`MAX_JOINED`] node tables of [`abi::MAX_NODES`] entries each.
+    /// [`MAX_JOINED`] node tables of [`TABLE_ENTRIES`] entries each.
     tables: Coherent<[u64]>,
     queues: KVec<QueueRings>,
 }
@@ -256,7 +278,7 @@ impl Rings {
         }
         Ok(Self {
             master: Coherent::zeroed_slice(dev, abi::MAX_GROUPS, GFP_KERNEL)?,
-            tables: Coherent::zeroed_slice(dev, MAX_JOINED * abi::MAX_NODES, GFP_KERNEL)?,
+            tables: Coherent::zeroed_slice(dev, MAX_JOINED * TABLE_ENTRIES, GFP_KERNEL)?,
             queues: q,
         })
     }
@@ -295,25 +317,36 @@ impl Rings {
         Ok(())
     }
 
-    /// Writes buffer `addr` into source node `node`'s entry of node table
-    /// `table` (0 empties it).
-    pub(crate) fn post(&self, table: usize, node: usize, addr: u64) -> Result {
-        if table >= MAX_JOINED || node >= abi::MAX_NODES {
+    /// Writes buffer `addr` into entry `entry` of node table `table` (0
+    /// empties it).
+    pub(crate) fn post(&self, table: usize, entry: Entry, addr: u64) -> Result {
+        if table >= MAX_JOINED {
             return Err(EINVAL);
         }
-        io_write!(&self.tables, [try: table * abi::MAX_NODES + node], addr.to_le());
+        io_write!(&self.tables, [try: table * TABLE_ENTRIES + entry.0], addr.to_le());
         Ok(())
     }
 
-    /// Reads source node `node`'s entry of node table `table`: 0 once the
-    /// device took the buffer posted there.
-    pub(crate) fn entry(&self, table: usize, node: usize) -> Result<u64> {
-        if table >= MAX_JOINED || node >= abi::MAX_NODES {
+    /// Reads entry `entry` of node table `table`: 0 once the device took
+    /// the buffer posted there.
+    pub(crate) fn entry(&self, table: usize, entry: Entry) -> Result<u64> {
+        if table >= MAX_JOINED {
             return Err(EINVAL);
         }
         Ok(u64::from_le(
-            io_read!(&self.tables, [try: table * abi::MAX_NODES + node]),
+            io_read!(&self.tables, [try: table * TABLE_ENTRIES + entry.0]),
         ))
+    }
+
+    /// Empties every entry of node table `table`.
+    pub(crate) fn clear_table(&self, table: usize) -> Result {
+        if table >= MAX_JOINED {
+            return Err(EINVAL);
+        }
+        for i in 0..TABLE_ENTRIES {
+            io_write!(&self.tables, [try: table * TABLE_ENTRIES + i], 0);
+        }
+        Ok(())
     }
 
     /// Programs the device with this memory for `queues` queue pairs,
@@ -362,7 +395,7 @@ impl Rings {
             w(chunk_rooms[i], abi::reg::Q_CHUNK)?;
         }
         let hash = if rx_hash { abi::ctrl::RX_HASH } else { 0 };
-        bar.write32(abi::ctrl::ENABLE | hash, abi::reg::CTRL);
+        bar.write32(abi::ctrl::ENABLE | abi::ctrl::STEER | hash, abi::reg::CTRL);
         let status = bar.read32(abi::reg::STATUS);
         if status & abi::status::FATAL != 0 {
             return Err(EIO);

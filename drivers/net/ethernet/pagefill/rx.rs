@@ -32,7 +32,7 @@ use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PagePool;
 use crate::net::xdp::{Prog, RxQueue, XdpRunner};
 use crate::rings::QueueRings;
-use crate::rings::{Rings, MAX_JOINED};
+use crate::rings::{Entry, Rings, MAX_JOINED};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::Split;
 use crate::rx_slot::{DeviceBuf, Slot};
@@ -109,10 +109,8 @@ pub(crate) struct RxState {
     /// Node tables of groups this queue finished leaving (bit per table),
     /// for the caller to release.
     retired: u64,
-    /// This queue pair's index, and how many are in use: the device steers
-    /// stream (group, node) to queue `stream_queue(group, node, num_queues)`.
+    /// This queue pair's index: its column of every node table.
     queue: u8,
-    num_queues: u32,
     /// Buffers posted or held by the device.
     outstanding: u32,
     ring: u32,
@@ -168,7 +166,6 @@ impl RxState {
             groups: KVVec::new(),
             retired: 0,
             queue: 0,
-            num_queues: 1,
             outstanding: 0,
             ring: RxConfig::DEFAULT.ring,
             cursor: 0,
@@ -187,8 +184,8 @@ impl RxState {
     }
 
     /// Starts receiving into `pool`'s buffers from completion 0, with at
-    /// most `ring` buffers with the device, as queue `queue` of
-    /// `num_queues` of the NIC of node id `own_node`; with `xsk`, in chunk
+    /// most `ring` buffers with the device, as queue `queue` of the NIC of
+    /// node id `own_node`; with `xsk`, in chunk
     /// mode, into its buffers (`pool` then holds the chunk lists). The
     /// rings must be cleared.
     #[allow(clippy::too_many_arguments)]
@@ -200,7 +197,6 @@ impl RxState {
         ring: u32,
         own_node: u8,
         queue: u8,
-        num_queues: u32,
     ) -> Result {
         // Joins happen in NAPI, where nothing may sleep: room for every
         // group the interface can join is made here.
@@ -208,7 +204,6 @@ impl RxState {
         self.split = None;
         self.own_node = own_node;
         self.queue = queue;
-        self.num_queues = num_queues;
         self.pool = Some(pool);
         self.xdp_rxq = Some(xdp_rxq);
         self.xsk = xsk;
@@ -260,18 +255,16 @@ impl RxState {
         self.pool.take()
     }
 
-    /// The source nodes of `group` whose streams the device steers to
-    /// this queue (bit per node), less this NIC's own.
-    fn nodes_of(&self, group: u16) -> u32 {
-        let mut mask = 0;
-        for node in 0..abi::MAX_NODES as u8 {
-            if node != self.own_node
-                && abi::stream_queue(group, node, self.num_queues) == u32::from(self.queue)
-            {
-                mask |= 1 << node;
-            }
-        }
-        mask
+    /// The source nodes whose frames the device may steer to this queue
+    /// (bit per node): any but this NIC's own, which sends it none.
+    fn senders(&self) -> u32 {
+        let all = u32::MAX >> (32 - abi::MAX_NODES);
+        all & !(1 << self.own_node)
+    }
+
+    /// This queue pair's node-table entry for `node`.
+    fn entry(&self, node: usize) -> Option<Entry> {
+        Entry::of(usize::from(self.queue), node)
     }
 
     /// Joins `group` with node table `table`, whose entries the caller
@@ -425,7 +418,10 @@ impl RxState {
                 let node = want.trailing_zeros() as usize;
                 g.waiting &= !(1 << node);
                 let table = g.table;
-                if !g.slots[node].post(rings, table, node, buf) {
+                let Some(entry) = Entry::of(usize::from(self.queue), node) else {
+                    continue;
+                };
+                if !g.slots[node].post(rings, table, entry, buf) {
                     continue;
                 }
                 self.outstanding += 1;
@@ -500,7 +496,7 @@ impl RxState {
     /// buffer too: which of them the lost report named cannot be known.
     fn owe_xon_everywhere(&mut self) {
         for gi in 0..self.groups.len() {
-            let nodes = self.nodes_of(self.groups[gi].id);
+            let nodes = self.senders();
             let g = &mut self.groups[gi];
             if g.leaving {
                 continue;

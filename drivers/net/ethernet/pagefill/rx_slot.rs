@@ -18,7 +18,7 @@ use crate::abi::{chunk_list, rx_kind};
 use crate::hw::Quiesced;
 use crate::net::page_pool::{DevicePage, PoolPage};
 use crate::net::xsk::{DeviceXskBufs, XskBufs};
-use crate::rings::{RawCqe, Rings};
+use crate::rings::{Entry, RawCqe, Rings};
 
 /// What a node-table entry holds while the device owns it: a buffer, or in
 /// chunk mode a chunk list and the chunks it names.
@@ -237,16 +237,16 @@ impl Slot {
         self.device.as_ref().map(DeviceBuf::dma_addr)
     }
 
-    /// Posts `buf` in entry `node` of node table `table`, which must be
+    /// Posts `buf` in entry `entry` of node table `table`, which must be
     /// empty. A buffer that could not be published goes back to the pool.
     pub(crate) fn post(
         &mut self,
         rings: &Rings,
         table: usize,
-        node: usize,
+        entry: Entry,
         buf: DeviceBuf,
     ) -> bool {
-        if rings.post(table, node, buf.dma_addr()).is_err() {
+        if rings.post(table, entry, buf.dma_addr()).is_err() {
             drop(reclaim(buf, Proof::NeverTaken));
             return false;
         }
@@ -257,8 +257,8 @@ impl Slot {
         true
     }
 
-    /// The device reported taking the buffer posted in entry `node` of node
-    /// table `table`: it becomes the device's once the entry, which the
+    /// The device reported taking the buffer posted in entry `entry` of
+    /// node table `table`: it becomes the device's once the entry, which the
     /// device empties as it takes a buffer and only the driver fills, reads
     /// empty. A buffer the device held before is then done with (the device
     /// holds one a stream at a time): its completion was lost, and it is
@@ -267,9 +267,9 @@ impl Slot {
         &mut self,
         rings: &Rings,
         table: usize,
-        node: usize,
+        entry: Entry,
     ) -> Result<Option<CpuBuf>, NotTaken> {
-        if self.posted.is_none() || rings.entry(table, node).ok() != Some(0) {
+        if self.posted.is_none() || rings.entry(table, entry).ok() != Some(0) {
             return Err(NotTaken);
         }
         self.starved_posted = 0;
@@ -289,9 +289,9 @@ impl Slot {
         &mut self,
         rings: &Rings,
         table: usize,
-        node: usize,
+        entry: Entry,
     ) -> Result<Option<CpuBuf>, NotTaken> {
-        let old = self.take_posted(rings, table, node)?;
+        let old = self.take_posted(rings, table, entry)?;
         self.device_reported_done = true;
         Ok(old)
     }
@@ -323,7 +323,7 @@ impl Slot {
             .map(|buf| reclaim(buf, Proof::Superseded))
     }
 
-    /// The group's `FLUSHED` marker: the buffer still in entry `node` of
+    /// The group's `FLUSHED` marker: the buffer still in entry `entry` of
     /// node table `table` was never taken and never will be, and is cleared
     /// from it; one taken as a starvation report said, and never named by a
     /// DATA completion, was lost. Either goes back to the pool. Any other
@@ -333,14 +333,14 @@ impl Slot {
         &mut self,
         rings: &Rings,
         table: usize,
-        node: usize,
+        entry: Entry,
         _marker: &Flushed,
     ) -> FlushedSlot {
         let mut out = FlushedSlot::default();
         if let Some(buf) = self.posted.take() {
             out.released += 1;
             let addr = buf.dma_addr();
-            if rings.entry(table, node).ok() == Some(addr) && rings.post(table, node, 0).is_ok() {
+            if rings.entry(table, entry).ok() == Some(addr) && rings.post(table, entry, 0).is_ok() {
                 drop(reclaim(buf, Proof::NeverTaken));
             } else {
                 // Taken with no completion before the marker, which ends

@@ -156,7 +156,32 @@ impl Host {
     }
 
     pub fn entry_addr(g: u16, n: u8) -> u64 {
-        NODE_TABLES + u64::from(g) * abi::NODE_TABLE_BYTES as u64 + u64::from(n) * 8
+        Self::lane_entry_addr(g, 0, n)
+    }
+
+    /// The entry of node `n` in queue pair `q`'s column (`ctrl::STEER`).
+    pub fn lane_entry_addr(g: u16, q: usize, n: u8) -> u64 {
+        NODE_TABLES
+            + u64::from(g) * abi::NODE_TABLE_BYTES as u64
+            + abi::node_entry(q, usize::from(n)) as u64
+    }
+
+    pub fn lane_entry(&self, g: u16, q: usize, n: u8) -> u64 {
+        self.mem.read_u64(Self::lane_entry_addr(g, q, n)).unwrap()
+    }
+
+    /// Posts a fresh buffer in (g, n)'s entry of queue pair `q`'s column.
+    pub fn post_lane(&mut self, g: u16, q: usize, n: u8) -> u64 {
+        let a = self.new_buffer();
+        self.mem.write_u64(Self::lane_entry_addr(g, q, n), a);
+        a
+    }
+
+    /// Publishes group `g`'s node table in the master table (entries as
+    /// they are).
+    pub fn publish(&mut self, g: u16) {
+        let table = NODE_TABLES + u64::from(g) * abi::NODE_TABLE_BYTES as u64;
+        self.mem.write_u64(MASTER + u64::from(g) * 8, table);
     }
 
     pub fn entry(&self, g: u16, n: u8) -> u64 {

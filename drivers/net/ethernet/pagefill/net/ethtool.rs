@@ -13,6 +13,8 @@ use kernel::{
     str::CStr, //
 };
 
+pub use crate::net::ethtool_rss::{HashFields, HashFlow, RssHashFunc, RxfhUpdate};
+pub use crate::net::ethtool_rxnfc::{FlowAction, FlowRule, FlowType};
 use crate::net::netdev::{Device, Operations, Rtnl};
 
 /// `ETH_GSTRING_LEN`: bytes of one statistic's name.
@@ -23,6 +25,11 @@ const ETH_SS_STATS: u32 = 1;
 const ETH_SS_PRIV_FLAGS: u32 = 2;
 
 /// The `ethtool_ops` of a driver.
+///
+/// The operations of receive flow steering, from [`Self::rx_ring_count`]
+/// on, are optional: the core finds no operation for those a driver does
+/// not implement, and says they are not supported.
+#[vtable]
 pub trait EthtoolOps: Operations {
     /// Driver name for `ethtool -i`.
     const DRIVER: &'static CStr;
@@ -62,6 +69,83 @@ pub trait EthtoolOps: Operations {
     /// Sets the private flags of `ethtool --set-priv-flags` (bits beyond
     /// [`Self::PRIV_FLAGS`] already refused).
     fn set_priv_flags(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _flags: u32) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Receive rings that flow rules and the RSS indirection table may
+    /// name (`ETHTOOL_GRXRINGS`): the core refuses entries and rules
+    /// beyond them.
+    fn rx_ring_count(_dev: &Device<Self>) -> Result<u32> {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Size of the flow rule table: rules sit at locations below it
+    /// (`ethtool -n`; `ethtool -N` picks a free location from it).
+    fn flow_rule_table_size(_dev: &Device<Self>) -> Result<u32> {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Calls `f` with the location of each flow rule, lowest first.
+    /// Implemented with [`Self::flow_rule`].
+    fn flow_rule_locations(_dev: &Device<Self>, _f: &mut dyn FnMut(u32)) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    /// The flow rule at `location`; `ENOENT` if there is none.
+    fn flow_rule(_dev: &Device<Self>, _location: u32) -> Result<FlowRule> {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Puts `rule` at its location, in place of the rule there if any
+    /// (`ethtool -N DEV flow-type ...`).
+    fn insert_flow_rule(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _rule: &FlowRule) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Deletes the flow rule at `location` (`ethtool -N DEV delete`).
+    /// Implemented with [`Self::insert_flow_rule`].
+    fn delete_flow_rule(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _location: u32) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Bytes of the RSS hash key, with [`Self::rxfh`]. A constant: the
+    /// core sizes the buffers it hands [`Self::rxfh`] and
+    /// [`Self::set_rxfh`] from it.
+    const RXFH_KEY_SIZE: u32 = 0;
+    /// Entries of the RSS indirection table, with [`Self::rxfh`]; a
+    /// constant as [`Self::RXFH_KEY_SIZE`] is.
+    const RXFH_INDIR_SIZE: u32 = 0;
+
+    /// The RSS hash function, with the key and the indirection table
+    /// written into `key` and `indir` where the core asks for them
+    /// (`ethtool -x`).
+    fn rxfh(
+        _dev: &Device<Self>,
+        _key: Option<&mut [u8]>,
+        _indir: Option<&mut [u32]>,
+    ) -> Result<RssHashFunc> {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Changes what `new` gives (`ethtool -X`); an error changes nothing.
+    fn set_rxfh(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _new: &RxfhUpdate<'_>) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    /// The header fields the hash of `flow` covers (`ethtool -n DEV
+    /// rx-flow-hash`); `EOPNOTSUPP` for a flow type the device does not
+    /// hash.
+    fn rxfh_fields(_dev: &Device<Self>, _flow: HashFlow) -> Result<HashFields> {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Sets them (`ethtool -N DEV rx-flow-hash`).
+    fn set_rxfh_fields(
+        _dev: &Device<Self>,
+        _rtnl: &Rtnl<'_>,
+        _flow: HashFlow,
+        _fields: HashFields,
+    ) -> Result {
         Err(EOPNOTSUPP)
     }
 }
@@ -423,8 +507,58 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         get_ethtool_stats: Some(Self::get_ethtool_stats),
         get_priv_flags: Some(Self::get_priv_flags),
         set_priv_flags: Some(Self::set_priv_flags),
-        // SAFETY: every other member is an optional function pointer or a
-        // capability bit, for which zero is "not supported".
+        get_rx_ring_count: if T::HAS_RX_RING_COUNT {
+            Some(Self::get_rx_ring_count)
+        } else {
+            None
+        },
+        get_rxnfc: if T::HAS_FLOW_RULE {
+            Some(Self::get_rxnfc)
+        } else {
+            None
+        },
+        set_rxnfc: if T::HAS_INSERT_FLOW_RULE {
+            Some(Self::set_rxnfc)
+        } else {
+            None
+        },
+        get_rxfh_key_size: if T::HAS_RXFH {
+            Some(Self::get_rxfh_key_size)
+        } else {
+            None
+        },
+        get_rxfh_indir_size: if T::HAS_RXFH {
+            Some(Self::get_rxfh_indir_size)
+        } else {
+            None
+        },
+        get_rxfh: if T::HAS_RXFH {
+            Some(Self::get_rxfh)
+        } else {
+            None
+        },
+        set_rxfh: if T::HAS_SET_RXFH {
+            Some(Self::set_rxfh)
+        } else {
+            None
+        },
+        get_rxfh_fields: if T::HAS_RXFH_FIELDS {
+            Some(Self::get_rxfh_fields)
+        } else {
+            None
+        },
+        set_rxfh_fields: if T::HAS_SET_RXFH_FIELDS {
+            Some(Self::set_rxfh_fields)
+        } else {
+            None
+        },
+        // The indirection table and the key keep their sizes
+        // (`rxfh_indir_space` and `rxfh_key_space` 0), and there is no RSS
+        // context but the default (`rxfh_max_num_contexts` 0 with no
+        // `create_rxfh_context`), nor a flow rule spread by one
+        // (`cap_rss_rxnfc_adds` 0).
+        // SAFETY: every other member is an optional function pointer, a
+        // capability bit or a size, for which zero is "not supported".
         ..unsafe { core::mem::zeroed() }
     };
 }

@@ -6,6 +6,9 @@
 
 pub(crate) mod bh;
 pub(crate) mod ethtool;
+pub(crate) mod ethtool_rss;
+pub(crate) mod ethtool_rxnfc;
+pub(crate) mod features;
 pub(crate) mod irq;
 pub(crate) mod napi;
 pub(crate) mod netdev;

@@ -20,6 +20,7 @@ use kernel::{
 };
 
 use crate::ffi;
+pub use crate::net::features::Features;
 use crate::net::napi::PollCtx;
 pub use crate::net::qstats::{QueueStatsRx, QueueStatsTx};
 use crate::net::registration::Priv;
@@ -224,6 +225,12 @@ pub trait Operations: Sized + 'static {
     /// allows (`ndo_tx_timeout`). Atomic context (the watchdog timer):
     /// a driver that recovers asks for [`Self::restart`].
     fn tx_timeout(_dev: &Device<Self>, _queue: u32) {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Offloads change to `features` (`ndo_set_features`), under RTNL;
+    /// an error keeps them as they are.
+    fn set_features(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _features: Features) -> Result {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -680,6 +687,11 @@ impl<T: Operations> OpsTable<T> {
         } else {
             None
         },
+        ndo_set_features: if T::HAS_SET_FEATURES {
+            Some(crate::net::features::ndo_set_features::<T>)
+        } else {
+            None
+        },
         ndo_change_mtu: if T::HAS_CHANGE_MTU {
             Some(Self::change_mtu)
         } else {
@@ -698,36 +710,4 @@ pub fn default_rss_queues() -> u32 {
     // SAFETY: no preconditions; it only reads the online CPU mask.
     let n = unsafe { ffi::netif_get_num_default_rss_queues() };
     u32::try_from(n).unwrap_or(1).max(1)
-}
-
-/// Offloads a device offers, as `NETIF_F_*` flags.
-#[derive(Clone, Copy, Default, Debug)]
-pub struct Features(pub(super) u32);
-
-impl Features {
-    /// None.
-    pub const NONE: Self = Self(0);
-    /// Scatter-gather: frames may come as a head and page fragments.
-    pub const SG: Self = Self(ffi::pagefill_features_PAGEFILL_F_SG);
-    /// The device inserts the checksum the stack leaves partial.
-    pub const HW_CSUM: Self = Self(ffi::pagefill_features_PAGEFILL_F_HW_CSUM);
-    /// The device checks receive checksums (`ethtool -K rx`).
-    pub const RXCSUM: Self = Self(ffi::pagefill_features_PAGEFILL_F_RXCSUM);
-    /// The stack may chain a flow's received skbs into one (`ethtool -K
-    /// rx-gro-list`, a feature of the stack's, which no device offers).
-    pub const GRO_FRAGLIST: Self = Self(ffi::pagefill_features_PAGEFILL_F_GRO_FRAGLIST);
-    /// The device gives each frame a flow hash (`ethtool -K rxhash`): set
-    /// as the skb's hash, and given to XDP programs that ask
-    /// (`bpf_xdp_metadata_rx_hash()`).
-    pub const RXHASH: Self = Self(ffi::pagefill_features_PAGEFILL_F_RXHASH);
-
-    /// Both sets.
-    pub const fn with(self, o: Self) -> Self {
-        Self(self.0 | o.0)
-    }
-
-    /// Whether every feature of `o` is in this set.
-    pub const fn contains(self, o: Self) -> bool {
-        self.0 & o.0 == o.0
-    }
 }

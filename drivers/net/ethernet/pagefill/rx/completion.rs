@@ -8,7 +8,7 @@
 use crate::abi::{self, rx_flags, rx_kind};
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
-use crate::rings::{RawCqe, Rings};
+use crate::rings::{Entry, RawCqe, Rings};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::Split;
 use crate::rx_slot::{CpuBuf, Flushed, NotTaken};
@@ -40,13 +40,10 @@ impl RxState {
             self.read_mail(mailbox);
         }
         let gi = self.groups.iter().position(|g| g.id == cqe.group());
-        // The stream must be one the device steers to this queue.
-        let steered = abi::stream_queue(cqe.group(), cqe.node(), self.num_queues);
-        let (Some(gi), true, true) = (
-            gi,
-            node < abi::MAX_NODES,
-            cqe.queue() == self.queue && steered == u32::from(self.queue),
-        ) else {
+        // The device steers any stream to any queue, each through the
+        // queue's own column of entries: a completion names one of this
+        // queue's.
+        let (Some(gi), true, true) = (gi, node < abi::MAX_NODES, cqe.queue() == self.queue) else {
             // A left group's marker names no stream: node 0 may be steered
             // elsewhere.
             match Flushed::check(cqe) {
@@ -173,7 +170,10 @@ impl RxState {
         let g = &mut self.groups[gi];
         let mut broken = false;
         for (node, slot) in g.slots.iter_mut().enumerate() {
-            let out = slot.flush(rings, g.table, node, marker);
+            let Some(entry) = Entry::of(usize::from(self.queue), node) else {
+                continue;
+            };
+            let out = slot.flush(rings, g.table, entry, marker);
             self.outstanding = self.outstanding.saturating_sub(out.released);
             if out.lost {
                 self.stats.buf_recycled += 1;
@@ -207,12 +207,13 @@ impl RxState {
         node: usize,
         reported_done: bool,
     ) -> Result<(), NotTaken> {
+        let entry = self.entry(node).ok_or(NotTaken)?;
         let g = &mut self.groups[gi];
         let slot = &mut g.slots[node];
         let old = if reported_done {
-            slot.take_posted_reported_done(rings, g.table, node)?
+            slot.take_posted_reported_done(rings, g.table, entry)?
         } else {
-            slot.take_posted(rings, g.table, node)?
+            slot.take_posted(rings, g.table, entry)?
         };
         if let Some(old) = old {
             Self::recycle_lost(&mut self.outstanding, &mut self.stats, old);
