@@ -461,7 +461,9 @@ impl Napi {
         // SAFETY: started (type invariant): the interrupt is ours with this
         // cookie; after `free_irq` nothing but the retry timer schedules the
         // NAPI, and `pagefill_netif_napi_del` shuts that down after
-        // `napi_disable`. The queues forget the instance first: RTNL is held
+        // `napi_disable`. The instance lets go of the interrupt before it is
+        // freed, which must find no affinity notifier of the core's on it.
+        // The queues forget the instance first: RTNL is held
         // (`stop`'s token), or the instance was stopped already by
         // `ndo_stop` (unregistering runs it before the data is dropped) and
         // this is not reached.
@@ -473,6 +475,7 @@ impl Napi {
             ] {
                 ffi::netif_queue_set_napi(dev, queue, ty, core::ptr::null_mut());
             }
+            ffi::pagefill_netif_napi_set_irq(self.as_raw(), -1);
             kernel::bindings::free_irq(irq, self.as_raw().cast());
             ffi::napi_disable(self.as_raw());
             ffi::pagefill_netif_napi_del(self.as_raw());

@@ -47,6 +47,10 @@ pub struct Config {
     pub features: Features,
     /// The XDP actions the driver carries out (`xdp_features`).
     pub xdp_features: crate::net::xdp::Features,
+    /// The core spreads the interrupts of the NAPI instances over the CPUs
+    /// (`netif_set_affinity_auto()`), one each, and keeps a user's choice
+    /// across restarts.
+    pub irq_affinity_auto: bool,
 }
 
 /// The private area of a device with operations `T`.
@@ -159,6 +163,11 @@ impl<T: Operations> Registration<T> {
         // A new interface has no carrier until the driver says the link is up.
         // SAFETY: the device is valid and not registered yet.
         unsafe { ffi::netif_carrier_off(raw) };
+        if cfg.irq_affinity_auto {
+            // SAFETY: the device is valid and not registered yet; its NAPI
+            // configs were allocated with it.
+            unsafe { ffi::netif_set_affinity_auto(raw) };
+        }
         // SAFETY: the device is valid and not registered yet (so RTNL is not
         // needed); the counts are checked against its queues by the callee.
         let queues = to_result(unsafe {
