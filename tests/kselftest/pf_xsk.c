@@ -3,7 +3,7 @@
  * pf_xsk: receive the device model's generator streams on AF_XDP sockets,
  * one per queue, and check that every stream arrived complete and in order.
  *
- *   pf_xsk [-c|-z] [-w] [-f] [-H MS] [-u N] [-t SECS] IFNAME QUEUE[,QUEUE...] EXPECTED
+ *   pf_xsk [-c|-z] [-w] [-f] [-H MS] [-u N] [-t SECS] [-W FILE] IFNAME QUEUE[,QUEUE...] EXPECTED
  *
  * It loads a native XDP program that redirects every frame to the socket of
  * the queue it came in on (an XSKMAP indexed by rx_queue_index; a queue with
@@ -15,7 +15,9 @@
  * the generator's payload pattern (gen --fill 1) byte by byte. -H MS stops
  * reading the sockets for MS milliseconds after the first frame, as an
  * application that is briefly slow: its fill rings run dry. -u gives each
- * umem N buffers of 2 KiB (default and most 4096).
+ * umem N buffers of 2 KiB (default and most 4096). -W FILE keeps the sockets
+ * bound, once the frames came, until FILE exists (or SECS pass): unbinding
+ * restarts the device, which a test's other traffic must not meet.
  *
  * With -T COUNT it sends instead, through each socket's TX ring: COUNT
  * 64-byte UDP frames to port 9000 of -b DSTIP at -m DSTMAC from -a SRCIP,
@@ -468,7 +470,7 @@ static int parse_mac(const char *s, uint8_t *mac)
 int main(int argc, char **argv)
 {
 	uint16_t flags = 0;
-	const char *sent = getenv("PF_SINK_SENT");
+	const char *sent = getenv("PF_SINK_SENT"), *wait_file = NULL;
 	double timeout = 60, hold_ms = 0, hold_until = 0, quiet_since;
 	struct pollfd pfd[MAX_QUEUES];
 	unsigned long expected, missing = 0, streams = 0;
@@ -480,7 +482,7 @@ int main(int argc, char **argv)
 	unsigned int i, g, n;
 	char *list, *tok;
 
-	while ((opt = getopt(argc, argv, "czwfH:u:t:T:m:a:b:R:")) != -1) {
+	while ((opt = getopt(argc, argv, "czwfH:u:t:T:m:a:b:R:W:")) != -1) {
 		switch (opt) {
 		case 'c':
 			flags |= XDP_COPY;
@@ -512,6 +514,9 @@ int main(int argc, char **argv)
 			req = optarg;
 			report = stderr;
 			break;
+		case 'W':
+			wait_file = optarg;
+			break;
 		case 'm':
 			if (!parse_mac(optarg, dst_mac))
 				return 2;
@@ -526,7 +531,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-c|-z] [-w] [-f] [-H MS] [-u N] [-t SECS] IFNAME QUEUES EXPECTED\n"
+				"usage: %s [-c|-z] [-w] [-f] [-H MS] [-u N] [-t SECS] [-W FILE]\n"
+				"           IFNAME QUEUES EXPECTED\n"
 				"       %s [-c|-z] [-w] -T COUNT -m DSTMAC -a SRCIP -b DSTIP IFNAME QUEUES\n",
 				argv[0], argv[0]);
 			return 2;
@@ -614,6 +620,11 @@ int main(int argc, char **argv)
 	if (req) {
 		marker();
 		end = now();
+	}
+	for (quiet_since = now(); wait_file && access(wait_file, F_OK) != 0;) {
+		if (now() - quiet_since > timeout)
+			break;
+		usleep(10000);
 	}
 	for (g = 0; g < MAX_GROUPS; g++)
 		for (n = 0; n < MAX_NODES; n++)

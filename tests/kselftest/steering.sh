@@ -121,14 +121,17 @@ ethtool -X "$dev" equal 1
 for n in 5 6 7; do
 	add flow-type udp4 src-ip "198.51.100.$n" action $((n - 4)) >/dev/null
 done
+# The sockets stay bound until the stack's sink is done: unbinding one
+# restarts the device, and frames it holds for queue 0 would be lost.
 xsk_streams() {
-	rm -f /tmp/pf_xsk.ready /tmp/gen.sent
-	PF_SINK_SENT=/tmp/gen.sent "$xsk" -z -w -t 60 "$dev" 1,2,3 $((3 * frames)) \
-		>/tmp/xsk.out 2>&1 &
+	rm -f /tmp/pf_xsk.ready /tmp/gen.sent /tmp/stack.done
+	PF_SINK_SENT=/tmp/gen.sent "$xsk" -z -w -t 60 -W /tmp/stack.done "$dev" 1,2,3 \
+		$((3 * frames)) >/tmp/xsk.out 2>&1 &
 	xsk_pid=$!
 	eventually test -f /tmp/pf_xsk.ready || { kill "$xsk_pid"; return 1; }
 	run 1-31 $((total - 3 * frames))
 	run_rc=$?
+	: >/tmp/stack.done
 	wait "$xsk_pid"
 	xsk_rc=$?
 	sed 's/^/# /' /tmp/xsk.out
