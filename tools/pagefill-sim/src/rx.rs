@@ -41,14 +41,31 @@ pub const HOLD_LIMIT: usize = 512;
 /// header (a longer datagram is one frame).
 const FRAMES_PER_DATAGRAM: usize = crate::fabric::PACK_LIMIT / 76 + 1;
 
-/// A frame held while its stream is starved.
-struct HeldFrame {
+/// A frame to place: its bytes borrowed (`&[u8]`) as it comes, or owned
+/// (`Vec<u8>`) while its stream is starved and holds it.
+struct Frame<D> {
     /// The queue pair it was steered to when it came.
     queue: usize,
-    flow: Option<Flow>,
+    /// Its flow hash and record flags, if it has one and the device
+    /// steers or writes hashes.
+    hash: Option<(u32, u16)>,
     seq: u32,
     eot: bool,
-    data: Vec<u8>,
+    data: D,
+}
+
+type HeldFrame = Frame<Vec<u8>>;
+
+impl HeldFrame {
+    fn borrowed(&self) -> Frame<&[u8]> {
+        Frame {
+            queue: self.queue,
+            hash: self.hash,
+            seq: self.seq,
+            eot: self.eot,
+            data: &self.data,
+        }
+    }
 }
 
 /// Counters of one stream, reported by the control socket.
@@ -273,11 +290,15 @@ impl Nic {
             self.counters.drop_bad_frame += 1;
             return;
         }
-        let flow = Flow::parse(frame);
+        // The hash is computed once, where steering or the records need it.
+        let flow = (self.steer || self.rx_hash)
+            .then(|| Flow::parse(frame))
+            .flatten();
+        let hash = self.steering.flow_hash(flow.as_ref());
         let q = if self.steer {
             match self
                 .steering
-                .steer(group, src, flow.as_ref(), self.num_queues as usize)
+                .steer(group, src, flow.as_ref(), hash, self.num_queues as usize)
             {
                 Verdict::Queue(q) => q,
                 Verdict::Drop => {
@@ -308,12 +329,12 @@ impl Nic {
         let idx = stream_index(group, src);
         let mut s = self.rx.streams[idx].take().unwrap_or_default();
         s.stats.offered += 1;
-        let f = HeldFrame {
+        let f = Frame {
             queue: q,
-            flow,
+            hash,
             seq,
             eot,
-            data: frame.to_vec(),
+            data: frame,
         };
         if s.starved.is_some() || !s.held.is_empty() {
             self.hold(&mut s, f);
@@ -380,12 +401,18 @@ impl Nic {
         true
     }
 
-    fn hold(&mut self, s: &mut Stream, f: HeldFrame) {
+    fn hold(&mut self, s: &mut Stream, f: Frame<&[u8]>) {
         if s.held.len() >= HOLD_LIMIT {
             self.counters.drop_overflow += 1;
             s.stats.dropped += 1;
         } else {
-            s.held.push_back(f);
+            s.held.push_back(Frame {
+                queue: f.queue,
+                hash: f.hash,
+                seq: f.seq,
+                eot: f.eot,
+                data: f.data.to_vec(),
+            });
             self.rx.held_total += 1;
         }
     }
@@ -415,7 +442,7 @@ impl Nic {
         node_table: u64,
         group: u16,
         src: u8,
-        f: HeldFrame,
+        f: Frame<&[u8]>,
         now: Instant,
     ) {
         let q = f.queue;
@@ -468,7 +495,7 @@ impl Nic {
             s.stats.dropped += 1;
             return;
         }
-        let frame = &f.data[..];
+        let frame = f.data;
         let mut flags = if crate::csum::l4_checksum_ok(frame) {
             record_flags::L4_CSUM_OK
         } else {
@@ -476,7 +503,7 @@ impl Nic {
         };
         let mut word = f.seq;
         if self.rx_hash {
-            if let Some((hash, hash_flags)) = self.steering.flow_hash(f.flow.as_ref()) {
+            if let Some((hash, hash_flags)) = f.hash {
                 word = hash;
                 flags |= hash_flags;
             }
@@ -804,7 +831,7 @@ impl Nic {
         // held anew): the total changes by the change of its queue.
         let others = self.rx.held_total.saturating_sub(s.held.len());
         while let Some(f) = s.held.pop_front() {
-            self.place(s, node_table, group, src, f, now);
+            self.place(s, node_table, group, src, f.borrowed(), now);
             if s.starved.is_some() {
                 // Starved again: the frame was put back at the end; restore order.
                 if let Some(last) = s.held.pop_back() {

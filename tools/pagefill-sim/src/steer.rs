@@ -188,9 +188,17 @@ impl Steering {
         flow.map(|f| f.hash(&self.key, self.fields))
     }
 
-    /// Where a frame of stream (`group`, `node`) with `flow` goes, among
-    /// `num_queues` queue pairs (at least one).
-    pub fn steer(&self, group: u16, node: u8, flow: Option<&Flow>, num_queues: usize) -> Verdict {
+    /// Where a frame of stream (`group`, `node`) with `flow` and flow hash
+    /// `hash` ([`Self::flow_hash`]) goes, among `num_queues` queue pairs
+    /// (at least one).
+    pub fn steer(
+        &self,
+        group: u16,
+        node: u8,
+        flow: Option<&Flow>,
+        hash: Option<(u32, u16)>,
+        num_queues: usize,
+    ) -> Verdict {
         let n = num_queues.max(1);
         if let Some(f) = self
             .filters
@@ -204,7 +212,7 @@ impl Steering {
                 Verdict::Queue(f.queue % n)
             };
         }
-        let hash = match self.flow_hash(flow) {
+        let hash = match hash {
             Some((h, _)) => h,
             None => {
                 let g = group.to_be_bytes();
@@ -241,8 +249,13 @@ mod tests {
         assert!(s.write(reg::filter(f, filter::CTRL), ctrl));
     }
 
+    fn steer_among(s: &Steering, group: u16, node: u8, frame: &[u8], n: usize) -> Verdict {
+        let flow = Flow::parse(frame);
+        s.steer(group, node, flow.as_ref(), s.flow_hash(flow.as_ref()), n)
+    }
+
     fn steer(s: &Steering, group: u16, node: u8, frame: &[u8]) -> Verdict {
-        s.steer(group, node, Flow::parse(frame).as_ref(), 4)
+        steer_among(s, group, node, frame, 4)
     }
 
     #[test]
@@ -268,10 +281,7 @@ mod tests {
             assert_eq!(steer(&s, 0, 1, &other), Verdict::Queue(3));
         }
         // Entries are taken modulo the queues in use.
-        assert_eq!(
-            s.steer(0, 1, Flow::parse(&other).as_ref(), 2),
-            Verdict::Queue(1)
-        );
+        assert_eq!(steer_among(&s, 0, 1, &other, 2), Verdict::Queue(1));
     }
 
     #[test]
