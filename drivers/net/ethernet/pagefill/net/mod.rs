@@ -10,6 +10,7 @@ pub(crate) mod ethtool_rss;
 pub(crate) mod ethtool_rxnfc;
 pub(crate) mod features;
 pub(crate) mod irq;
+pub(crate) mod log_line;
 pub(crate) mod napi;
 pub(crate) mod netdev;
 pub(crate) mod page_pool;

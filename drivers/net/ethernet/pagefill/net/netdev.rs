@@ -14,13 +14,14 @@ use core::marker::PhantomData;
 
 use kernel::{
     error::{from_result, to_result},
-    ffi::{c_char, c_int, c_uint, c_void},
+    ffi::{c_int, c_uint, c_void},
     prelude::*,
     types::Opaque, //
 };
 
 use crate::ffi;
 pub use crate::net::features::Features;
+use crate::net::log_line::LogLine;
 use crate::net::napi::PollCtx;
 pub use crate::net::qstats::{QueueStatsRx, QueueStatsTx};
 use crate::net::registration::Priv;
@@ -84,43 +85,6 @@ impl XmitCtx<'_> {
         // the queue's transmit lock is held (type invariant), as BQL
         // requires.
         unsafe { ffi::pagefill_tx_sent(dev.as_raw(), self.queue, bytes) }
-    }
-}
-
-/// A log message formatted on the stack (logging may happen in any context,
-/// where nothing may be allocated), cut at [`LogLine::CAPACITY`] bytes and
-/// NUL-terminated.
-struct LogLine {
-    buf: [u8; LogLine::CAPACITY + 1],
-    len: usize,
-}
-
-impl LogLine {
-    const CAPACITY: usize = 159;
-
-    fn new() -> Self {
-        Self {
-            buf: [0; Self::CAPACITY + 1],
-            len: 0,
-        }
-    }
-
-    /// The message as a C string (the buffer's last byte is never written).
-    fn as_ptr(&self) -> *const c_char {
-        self.buf.as_ptr().cast()
-    }
-}
-
-impl core::fmt::Write for LogLine {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let room = Self::CAPACITY - self.len;
-        let n = s.len().min(room);
-        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
-        self.len += n;
-        if n < s.len() {
-            return Err(core::fmt::Error);
-        }
-        Ok(())
     }
 }
 
