@@ -6,7 +6,8 @@
 # of the test kernels, in the toolchain root, and print the install
 # directory. Keyed by the kernel source and this script. The guest runs the
 # upstream tests from there (tests/vm/upstream.sh): the Python tests, their
-# libraries and YNL specs, and the helpers and BPF objects they load.
+# libraries and YNL specs, and the helpers and BPF objects they load; and
+# the AF_XDP selftest, xskxceiver.
 # pagefill's own kselftest target (tests/kselftest, put in the source as
 # drivers/net/pagefill, as it would be in a kernel tree) is built and
 # installed apart, keyed by its files: a change to one of our tests does not
@@ -37,6 +38,29 @@ build() {
 		>>"$2/build.log" 2>&1 ||
 		pf_log "some selftest Python did not compile (see $2/build.log)"
 }
+# xsk_build DIR: the kernel's AF_XDP selftest (xskxceiver and its
+# test_xsk.sh, from the BPF selftests) into DIR/install/bpf. Alone: the BPF
+# target's other programs are hundreds the guest does not run. It needs the
+# test kernel's BTF (vmlinux.h for its XDP programs). Built from a copy of
+# the BPF selftests beside them whose one change is the time a socket has
+# to send or receive all of a case's frames (THREAD_TMOUT, 3 s: about what
+# a case takes under TCG on a busy host, and several times less than on
+# the debug kernel) made 30 s: a liveness bound, not a performance check.
+xsk_build() {
+	local sel=$src/tools/testing/selftests
+	local bpf=$sel/pagefill-bpf o=$1/build/bpf
+	rm -rf "$bpf"
+	cp -a "$sel/bpf" "$bpf"
+	sed -i 's/^\(#define THREAD_TMOUT[[:space:]]*\)3$/\130/' "$bpf/prog_tests/test_xsk.c"
+	grep -q "^#define THREAD_TMOUT[[:space:]]*30$" "$bpf/prog_tests/test_xsk.c" ||
+		pf_die "xskxceiver's THREAD_TMOUT not found in $bpf/prog_tests/test_xsk.c"
+	mkdir -p "$o" "$1/install/bpf"
+	"$PF_TOP/scripts/in-root.sh" make -s -C "$bpf" LLVM=1 OUTPUT="$o" \
+		VMLINUX_BTF="$kdir/vmlinux" -j"$(nproc)" "$o/xskxceiver" >>"$1/build.log" 2>&1 &&
+		cp "$o/xskxceiver" "$bpf/test_xsk.sh" "$bpf/xsk_prereqs.sh" "$1/install/bpf/" ||
+		pf_log "xskxceiver did not build (see $1/build.log)"
+}
+
 # One build at a time: two checkouts' runs share the folders.
 mkdir -p "$PF_CACHE/selftests"
 exec 9>"$PF_CACHE/selftests/.lock"
@@ -44,6 +68,7 @@ flock 9
 if [ ! -e "$out/.complete" ]; then
 	pf_log "building the driver selftests of $(basename "$src")"
 	build "net/lib drivers/net drivers/net/hw" "$out"
+	xsk_build "$out"
 	[ -e "$out/install/drivers/net/ping.py" ] ||
 		pf_die "selftests not installed: no drivers/net/ping.py (see $out/build.log)"
 	touch "$out/.complete"

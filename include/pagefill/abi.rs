@@ -38,8 +38,10 @@ pub const VERSION_MAJOR: u16 = 1;
 /// 1 added [`record_flags`]; 2 added [`rx_kind::FLUSHED`]; 3 added the
 /// flow hash ([`ctrl::RX_HASH`], [`record_flags::HASH`]); 4 added chunk
 /// mode ([`reg::Q_CHUNK`], [`chunk_list`]); 5 added steering
-/// ([`ctrl::STEER`], the RSS and filter registers).
-pub const VERSION_MINOR: u16 = 5;
+/// ([`ctrl::STEER`], the RSS and filter registers); 6 added loopback
+/// ([`ctrl::LOOPBACK`]) and pause control ([`ctrl::NO_XOFF`],
+/// [`ctrl::IGNORE_XOFF`]).
+pub const VERSION_MINOR: u16 = 6;
 
 /// Groups (broadcast domains) on the fabric, and entries in the master table.
 pub const MAX_GROUPS: usize = 4096;
@@ -171,7 +173,8 @@ pub mod reg {
     pub const RX_FRAMES: usize = 0x090;
     /// RO: frames sent to the fabric.
     pub const TX_FRAMES: usize = 0x094;
-    /// RO: frames dropped because the link was down.
+    /// RO: frames dropped because the link was down, or, in loopback
+    /// ([`super::ctrl::LOOPBACK`]), came from the link.
     pub const DROP_LINK_DOWN: usize = 0x098;
     /// RO: descriptors refused as malformed (length, flags, group).
     pub const TX_BAD_DESC: usize = 0x09c;
@@ -268,6 +271,23 @@ pub mod ctrl {
     /// frame of a stream goes to [`super::stream_queue`] through the first
     /// column.
     pub const STEER: u32 = 1 << 3;
+    /// Loopback (written while disabled; minor version 6): each frame the
+    /// transmit engine sends comes back to the receive side as a frame of
+    /// the stream (its group, this node) instead of going to the link, and
+    /// frames from the link are dropped ([`reg::DROP_LINK_DOWN`]). The
+    /// stream's flow control holds as for any other: while it is starved
+    /// the transmit engine sends nothing more to its group.
+    pub const LOOPBACK: u32 = 1 << 4;
+    /// Send no xoff (written while disabled; minor version 6): a starved
+    /// stream's sender is not paused; the stream holds what its FIFO takes
+    /// and drops the rest, counted in [`reg::DROP_OVERFLOW`], until the
+    /// host refills its entry. Pause frames off for sending, as `ethtool
+    /// -A tx off`.
+    pub const NO_XOFF: u32 = 1 << 5;
+    /// Ignore xoff (written while disabled; minor version 6): the transmit
+    /// engine sends to a group whatever its receivers asked. Pause frames
+    /// off for receiving, as `ethtool -A rx off`.
+    pub const IGNORE_XOFF: u32 = 1 << 6;
 }
 
 /// [`reg::RSS_FIELDS`] bits: for which protocols the steering hash covers

@@ -51,6 +51,8 @@ enum pagefill_features {
 	PAGEFILL_F_RXHASH = 1 << 4,
 	/* Flow rules (ethtool -N): NETIF_F_NTUPLE. */
 	PAGEFILL_F_NTUPLE = 1 << 5,
+	/* The device sends its frames back to itself: NETIF_F_LOOPBACK. */
+	PAGEFILL_F_LOOPBACK = 1 << 6,
 };
 
 /* What a received frame's flow hash covers: the XDP_RSS_* bits of
@@ -95,7 +97,7 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
 			   const struct ethtool_ops *eops,
 			   const struct netdev_stat_ops *sops, u32 features,
-			   const u8 *mac,
+			   u32 features_off, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu, u32 xdp_features);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
@@ -319,11 +321,11 @@ void pagefill_page_pool_dma_sync_for_device(const struct page_pool *pool,
 int pagefill_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct net_device *dev);
 void pagefill_xsk_pool_dma_unmap(struct xsk_buff_pool *pool);
 u32 pagefill_xsk_pool_get_rx_frame_size(struct xsk_buff_pool *pool);
+bool pagefill_xsk_pool_unaligned(const struct xsk_buff_pool *pool);
 u32 pagefill_xsk_buff_alloc_batch(struct xsk_buff_pool *pool,
 				  struct xdp_buff **xdp, u32 max);
 void pagefill_xsk_buff_free(struct xdp_buff *xdp);
 dma_addr_t pagefill_xsk_buff_xdp_get_dma(struct xdp_buff *xdp);
-void pagefill_xsk_buff_dma_sync_for_cpu(struct xdp_buff *xdp);
 void pagefill_xsk_set_rx_need_wakeup(struct xsk_buff_pool *pool, bool on);
 /*
  * Takes up to @max frames from the TX ring of @pool's socket (released:

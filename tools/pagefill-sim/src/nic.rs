@@ -122,6 +122,12 @@ pub struct Nic {
     pub(crate) rx_hash: bool,
     /// `ctrl::STEER`: each frame steered, a lane per queue pair.
     pub(crate) steer: bool,
+    /// `ctrl::LOOPBACK`: sent frames come back to the receive side.
+    pub(crate) loopback: bool,
+    /// `ctrl::NO_XOFF`: a starved stream drops rather than pause its sender.
+    pub(crate) no_xoff: bool,
+    /// `ctrl::IGNORE_XOFF`: the transmit engine sends whatever receivers ask.
+    pub(crate) ignore_xoff: bool,
     pub(crate) steering: Steering,
     pub(crate) num_queues: u32,
     pub(crate) misc_cause: u32,
@@ -161,6 +167,9 @@ impl Nic {
             coalesce_usecs: 50,
             rx_hash: false,
             steer: false,
+            loopback: false,
+            no_xoff: false,
+            ignore_xoff: false,
             steering: Steering::default(),
             num_queues: 1,
             misc_cause: 0,
@@ -181,6 +190,7 @@ impl Nic {
     pub fn reset(&mut self) {
         self.rx
             .forget_all(&mut *self.port, self.node_id, &mut self.counters);
+        self.release_own_streams();
         let c = &self.counters;
         let keep = (c.bad_accesses, c.dma_errors, c.dma_refused_no_master);
         self.counters = Counters::default();
@@ -193,12 +203,22 @@ impl Nic {
         self.coalesce_usecs = 50;
         self.rx_hash = false;
         self.steer = false;
+        self.loopback = false;
+        self.no_xoff = false;
+        self.ignore_xoff = false;
         self.steering = Steering::default();
         self.num_queues = 1;
         self.misc_cause = 0;
         self.misc_armed = false;
         self.queues = [QueueConfig::default(); abi::MAX_QUEUES];
         self.tx.reset_queues();
+    }
+
+    /// Whether the device stops taking frames from the link while its
+    /// starved streams' FIFOs are nearly full (the xoffs they sent are
+    /// on their way). Without xoff it takes them, and the FIFOs drop.
+    pub fn link_paused(&self) -> bool {
+        !self.no_xoff && self.rx.link_paused()
     }
 
     /// Whether the device may touch host memory and move frames.
@@ -311,9 +331,15 @@ impl Nic {
             reg::MAC_HI => u32::from_le_bytes([mac[4], mac[5], 0, 0]),
             reg::CTRL => {
                 let enable = if self.enabled { abi::ctrl::ENABLE } else { 0 };
-                let hash = if self.rx_hash { abi::ctrl::RX_HASH } else { 0 };
-                let steer = if self.steer { abi::ctrl::STEER } else { 0 };
-                enable | hash | steer
+                let modes = [
+                    (self.rx_hash, abi::ctrl::RX_HASH),
+                    (self.steer, abi::ctrl::STEER),
+                    (self.loopback, abi::ctrl::LOOPBACK),
+                    (self.no_xoff, abi::ctrl::NO_XOFF),
+                    (self.ignore_xoff, abi::ctrl::IGNORE_XOFF),
+                ];
+                let modes = modes.iter().filter(|m| m.0).fold(0, |a, m| a | m.1);
+                enable | modes
             }
             reg::STATUS => self.status(),
             reg::MASTER_LO => self.master as u32,
@@ -364,6 +390,9 @@ impl Nic {
                 self.rx_hash = v & abi::ctrl::RX_HASH != 0;
                 if cfg {
                     self.steer = v & abi::ctrl::STEER != 0;
+                    self.loopback = v & abi::ctrl::LOOPBACK != 0;
+                    self.no_xoff = v & abi::ctrl::NO_XOFF != 0;
+                    self.ignore_xoff = v & abi::ctrl::IGNORE_XOFF != 0;
                 }
                 if v & abi::ctrl::RESET != 0 {
                     self.reset();
@@ -450,6 +479,9 @@ impl Nic {
             o if o % 4 == 0 && self.steering.write(o, v) => {}
             o => return Err(AccessError::NoRegister { offset: o as u64 }),
         }
+        if std::mem::take(&mut self.tx.resume) {
+            self.tx_kick();
+        }
         Ok(())
     }
 
@@ -491,6 +523,7 @@ impl Nic {
         }
         self.rx
             .forget_all(&mut *self.port, self.node_id, &mut self.counters);
+        self.release_own_streams();
         self.enabled = false;
         self.raise_misc(abi::misc::LINK_CHANGE);
     }

@@ -185,7 +185,10 @@ impl RxEngine {
             if s.starved.take().is_some() {
                 s.xoff_since = None;
                 let (g, n) = ((i / abi::MAX_NODES) as u16, (i % abi::MAX_NODES) as u8);
-                port.send_to(n, &fabric::control(abi::fabric_type::XON, g, me, n));
+                // This node's own (loopback): the caller releases it.
+                if n != me {
+                    port.send_to(n, &fabric::control(abi::fabric_type::XON, g, me, n));
+                }
                 c.xon_sent += 1;
             }
         }
@@ -561,11 +564,10 @@ impl Nic {
             let taken = s.lanes[q].taken;
             self.post(group, src, q, rx_kind::STARVED, 0, 0, 0, 0, taken);
         }
-        if s.xoff_since.is_none() {
+        if s.xoff_since.is_none() && !self.no_xoff {
             s.xoff_since = Some(now);
             self.counters.xoff_sent += 1;
-            let msg = fabric::control(abi::fabric_type::XOFF, group, self.node_id, src);
-            self.port.send_to(src, &msg);
+            self.signal_sender(abi::fabric_type::XOFF, group, src);
         }
     }
 
@@ -847,8 +849,7 @@ impl Nic {
         if let Some(since) = s.xoff_since.take() {
             s.stats.xoff_time += now.saturating_duration_since(since);
             self.counters.xon_sent += 1;
-            let msg = fabric::control(abi::fabric_type::XON, group, self.node_id, src);
-            self.port.send_to(src, &msg);
+            self.signal_sender(abi::fabric_type::XON, group, src);
         }
     }
 
@@ -894,8 +895,7 @@ impl Nic {
                 s.stats.xoff_time += now.saturating_duration_since(since);
             }
             self.counters.xon_sent += 1;
-            let msg = fabric::control(abi::fabric_type::XON, group, self.node_id, src);
-            self.port.send_to(src, &msg);
+            self.signal_sender(abi::fabric_type::XON, group, src);
         }
         self.rx.streams[idx] = Some(s);
     }

@@ -41,7 +41,7 @@ pub fn run_engine(nic: Arc<Mutex<Nic>>, sock: UnixDatagram) {
     loop {
         let (stall, link_paused) = nic
             .lock()
-            .map(|n| (n.stalled_until, n.rx.link_paused()))
+            .map(|n| (n.stalled_until, n.link_paused()))
             .unwrap_or((None, false));
         if let Some(until) = stall {
             let now = Instant::now();
@@ -68,7 +68,7 @@ pub fn run_engine(nic: Arc<Mutex<Nic>>, sock: UnixDatagram) {
         let now = Instant::now();
         // Take what is waiting in one pass: one tick per batch.
         for _ in 0..64 {
-            if n.rx.link_paused() {
+            if n.link_paused() {
                 break;
             }
             let Ok(len) = sock.recv(&mut buf) else { break };

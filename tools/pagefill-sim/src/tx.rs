@@ -4,6 +4,7 @@
 //! completion by the free-running done count in the queue status block.
 
 use std::collections::HashSet;
+use std::time::Instant;
 
 use pagefill_abi::{self as abi, tx_desc, tx_flags};
 
@@ -34,6 +35,9 @@ pub struct TxEngine {
     seq: Vec<u32>,
     /// Streams (group, receiver) a receiver paused with xoff.
     paused: HashSet<(u16, u8)>,
+    /// This node's own stream was resumed (loopback): the queues go on at
+    /// the end of the register write that did it.
+    pub(crate) resume: bool,
     /// Scratch space for gathering a frame.
     frame: Vec<u8>,
     msg: Vec<u8>,
@@ -144,7 +148,7 @@ impl Nic {
             }
             if bad {
                 self.counters.tx_bad_desc += u64::from(idx.wrapping_sub(head));
-            } else if self.tx.paused(group) {
+            } else if !self.ignore_xoff && self.tx.paused(group) {
                 break; // a receiver is starved: wait for its xon
             } else if !self.link_up {
                 self.counters.drop_link_down += 1;
@@ -155,11 +159,16 @@ impl Nic {
                 let seq = self.tx.seq[usize::from(group)];
                 self.tx.seq[usize::from(group)] = seq.wrapping_add(1);
                 let eot = idx == tail;
-                let mut msg = std::mem::take(&mut self.tx.msg);
-                msg.clear();
-                fabric::push_frame(&mut msg, group, self.node_id, seq, eot, &frame);
-                self.port.broadcast(&msg);
-                self.tx.msg = msg;
+                if self.loopback {
+                    let me = self.node_id;
+                    self.rx_frame(group, me, seq, eot, &frame, Instant::now());
+                } else {
+                    let mut msg = std::mem::take(&mut self.tx.msg);
+                    msg.clear();
+                    fabric::push_frame(&mut msg, group, self.node_id, seq, eot, &frame);
+                    self.port.broadcast(&msg);
+                    self.tx.msg = msg;
+                }
                 self.counters.tx_frames += 1;
                 self.counters.tx_bytes += frame.len() as u64;
             }
@@ -201,9 +210,33 @@ impl Nic {
         }
     }
 
+    /// Tells the sender of stream (`group`, `src`) to pause (`kind` XOFF)
+    /// or go on (XON): over the fabric, or, for this node's own stream
+    /// (loopback), straight to the transmit engine.
+    pub(crate) fn signal_sender(&mut self, kind: u8, group: u16, src: u8) {
+        if src != self.node_id {
+            let msg = fabric::control(kind, group, self.node_id, src);
+            self.port.send_to(src, &msg);
+        } else if kind == abi::fabric_type::XOFF {
+            self.tx.paused.insert((group, src));
+        } else if self.tx.paused.remove(&(group, src)) {
+            // Not here: the receive side that resumed it is mid-update.
+            self.tx.resume = true;
+        }
+    }
+
+    /// The receive side forgot every stream (reset, disable): this node's
+    /// own streams no longer pause it.
+    pub(crate) fn release_own_streams(&mut self) {
+        let me = self.node_id;
+        self.tx.paused.retain(|&(_, r)| r != me);
+    }
+
     /// Handles one message from the fabric.
-    pub fn fabric_message(&mut self, msg: fabric::Msg<'_>, now: std::time::Instant) {
+    pub fn fabric_message(&mut self, msg: fabric::Msg<'_>, now: Instant) {
         match msg {
+            // In loopback the receive side hears only this node.
+            fabric::Msg::Frame { .. } if self.loopback => self.counters.drop_link_down += 1,
             fabric::Msg::Frame {
                 group,
                 src,

@@ -11,7 +11,7 @@ use crate::iface::{mtu_fits, PagefillNetdev, MAX_POOL_BUF_SHIFT};
 use crate::net::bh;
 pub(crate) use crate::net::ethtool::EthtoolTable;
 use crate::net::ethtool::{
-    Channels, Coalesce, EthtoolOps, FlowRule, HashFields, HashFlow, Rings as RingParams,
+    Channels, Coalesce, EthtoolOps, FlowRule, HashFields, HashFlow, Pause, Rings as RingParams,
     RssHashFunc, RxfhUpdate,
 };
 use crate::net::netdev::{Device, Features, Rtnl};
@@ -281,6 +281,21 @@ impl EthtoolOps for PagefillNetdev {
             steering.spread(bar.as_deref(), ch.combined)?;
         }
         Ok(())
+    }
+
+    fn pause(dev: &Device<Self>) -> Pause {
+        dev.data().settings().pause
+    }
+
+    /// The device takes pause settings while disabled: a running interface
+    /// restarts with them.
+    fn set_pause(dev: &Device<Self>, rtnl: &Rtnl<'_>, pause: Pause) -> Result {
+        let mut new = dev.data().settings();
+        if new.pause == pause {
+            return Ok(());
+        }
+        new.pause = pause;
+        Self::apply(dev, rtnl, new)
     }
 
     const PRIV_FLAGS: &'static [&'static CStr] = &[c"rx-udp-merge"];

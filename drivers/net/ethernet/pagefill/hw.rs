@@ -17,7 +17,7 @@ use kernel::{
 use crate::abi;
 
 /// The oldest minor version of the interface the driver works with.
-const MIN_VERSION_MINOR: u16 = 5;
+const MIN_VERSION_MINOR: u16 = 6;
 
 /// BAR0 of a pagefill NIC, sized so register offsets are checked at build time.
 pub(crate) type Bar0<'bound> = pci::Bar<'bound, { abi::BAR0_SIZE }>;

@@ -45,13 +45,14 @@ use crate::ethtool_ops::{DeviceCounters, DEVICE_COUNTERS};
 use crate::groups::{GroupSet, Tables};
 use crate::hw::{self, Quiesced};
 use crate::net::bh;
+use crate::net::ethtool::Pause;
 use crate::net::irq::DeviceIrq;
 use crate::net::napi::{Napi, NapiOwned};
 use crate::net::netdev::{Device, Features, Operations, Rtnl};
 use crate::net::page_pool::PagePool;
 use crate::net::xdp::{self, ProgSlot, RxQueue};
 use crate::net::xsk::{XskPool, XskRxQueue};
-use crate::rings::{Rings, TX_SHIFT_DEFAULT};
+use crate::rings::{Modes, Rings, TX_SHIFT_DEFAULT};
 use crate::rx::{RxConfig, RxOffloads, RxState};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_stats::{PublishedRxStats, RxStats};
@@ -71,6 +72,10 @@ pub(crate) struct Settings {
     /// then stays across MTU changes while a frame fits. Otherwise it
     /// follows the MTU ([`default_buf_shift`]).
     pub(crate) buf_len_chosen: bool,
+    /// The device sends its frames back to itself (`ethtool -K loopback`).
+    pub(crate) loopback: bool,
+    /// Link flow control (`ethtool -A`).
+    pub(crate) pause: Pause,
 }
 
 impl Settings {
@@ -80,6 +85,10 @@ impl Settings {
         coalesce_usecs: 50,
         queues: 1,
         buf_len_chosen: false,
+        loopback: false,
+        // The fabric's design: a receiver short of buffers holds its
+        // senders off rather than drop.
+        pause: Pause { rx: true, tx: true },
     };
 }
 
@@ -217,6 +226,18 @@ impl NetdevData {
         let one_buffer = !self.xdp.needs_one_buffer(rtnl) || xdp_fits(mtu, buf_shift);
         let few_buffers = !self.xdp.is_set() || xdp_frags_fit(mtu, buf_shift);
         one_buffer && few_buffers
+    }
+
+    /// The source nodes whose frames may reach the queues (bit per node):
+    /// every node but this NIC's own; in loopback, where the device hears
+    /// only itself, its own alone.
+    pub(crate) fn senders(&self, set: &Settings) -> u32 {
+        let own = 1 << self.node_id;
+        if set.loopback {
+            own
+        } else {
+            (u32::MAX >> (32 - abi::MAX_NODES)) & !own
+        }
     }
 
     /// The receive offloads in force now.
@@ -574,7 +595,11 @@ impl PagefillNetdev {
                     set.queues as usize,
                     set.rx.buf_shift,
                     set.tx_shift,
-                    data.rx_hash,
+                    Modes {
+                        rx_hash: data.rx_hash,
+                        loopback: set.loopback,
+                        pause: set.pause,
+                    },
                     &chunk_rooms,
                 )?;
                 for i in 0..set.queues as usize {
@@ -648,7 +673,7 @@ impl PagefillNetdev {
         };
         q.mailbox.clear();
         q.rx.stopped_mut(&q.napi, rtnl, |rx| {
-            rx.install(pool, xdp_rxq, xsk, set.rx.ring, data.node_id, i as u8)
+            rx.install(pool, xdp_rxq, xsk, set.rx.ring, data.senders(set), i as u8)
         })
         .ok_or(EBUSY)??;
         q.napi.start(rtnl, dev, q.irq, QUEUE_IRQ_NAMES[i], i as u32)

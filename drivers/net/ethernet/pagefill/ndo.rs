@@ -158,9 +158,16 @@ impl Operations for PagefillNetdev {
         Ok(())
     }
 
-    /// Turning `ntuple` off deletes every flow rule; the other features
-    /// are read where they apply.
-    fn set_features(dev: &Device<Self>, _rtnl: &Rtnl<'_>, features: Features) -> Result {
+    /// Turning `ntuple` off deletes every flow rule; `loopback` restarts a
+    /// running interface in or out of loopback; the other features are
+    /// read where they apply.
+    fn set_features(dev: &Device<Self>, rtnl: &Rtnl<'_>, features: Features) -> Result {
+        let loopback = features.contains(Features::LOOPBACK);
+        if loopback != dev.features().contains(Features::LOOPBACK) {
+            let mut new = dev.data().settings();
+            new.loopback = loopback;
+            Self::apply(dev, rtnl, new)?;
+        }
         if dev.features().contains(Features::NTUPLE) && !features.contains(Features::NTUPLE) {
             let data = dev.data();
             let mut steering = data.steering.lock();

@@ -102,7 +102,8 @@ static netdev_features_t pagefill_netdev_bits(u32 features)
 	       (features & PAGEFILL_F_HW_CSUM ? NETIF_F_HW_CSUM : 0) |
 	       (features & PAGEFILL_F_RXCSUM ? NETIF_F_RXCSUM : 0) |
 	       (features & PAGEFILL_F_RXHASH ? NETIF_F_RXHASH : 0) |
-	       (features & PAGEFILL_F_NTUPLE ? NETIF_F_NTUPLE : 0);
+	       (features & PAGEFILL_F_NTUPLE ? NETIF_F_NTUPLE : 0) |
+	       (features & PAGEFILL_F_LOOPBACK ? NETIF_F_LOOPBACK : 0);
 }
 
 static_assert((u32)PAGEFILL_RSS_L3_IPV4 == (u32)XDP_RSS_L3_IPV4);
@@ -146,7 +147,7 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct net_device_ops *ops,
 			   const struct ethtool_ops *eops,
 			   const struct netdev_stat_ops *sops, u32 features,
-			   const u8 *mac,
+			   u32 features_off, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu, u32 xdp_features)
 {
@@ -157,7 +158,7 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 	if (sops)
 		dev->stat_ops = sops;
 	dev->hw_features |= pagefill_netdev_bits(features);
-	dev->features |= dev->hw_features;
+	dev->features |= dev->hw_features & ~pagefill_netdev_bits(features_off);
 	eth_hw_addr_set(dev, mac);
 	dev->mtu = mtu;
 	dev->min_mtu = min_mtu;
@@ -305,7 +306,8 @@ u32 pagefill_features_of(netdev_features_t f)
 	       (f & NETIF_F_RXCSUM ? PAGEFILL_F_RXCSUM : 0) |
 	       (f & NETIF_F_GRO_FRAGLIST ? PAGEFILL_F_GRO_FRAGLIST : 0) |
 	       (f & NETIF_F_RXHASH ? PAGEFILL_F_RXHASH : 0) |
-	       (f & NETIF_F_NTUPLE ? PAGEFILL_F_NTUPLE : 0);
+	       (f & NETIF_F_NTUPLE ? PAGEFILL_F_NTUPLE : 0) |
+	       (f & NETIF_F_LOOPBACK ? PAGEFILL_F_LOOPBACK : 0);
 }
 
 u32 pagefill_netdev_features(const struct net_device *dev)
@@ -802,6 +804,11 @@ u32 pagefill_xsk_pool_get_rx_frame_size(struct xsk_buff_pool *pool)
 	return xsk_pool_get_rx_frame_size(pool);
 }
 
+bool pagefill_xsk_pool_unaligned(const struct xsk_buff_pool *pool)
+{
+	return pool->unaligned;
+}
+
 u32 pagefill_xsk_buff_alloc_batch(struct xsk_buff_pool *pool,
 				  struct xdp_buff **xdp, u32 max)
 {
@@ -818,11 +825,6 @@ dma_addr_t pagefill_xsk_buff_xdp_get_dma(struct xdp_buff *xdp)
 	return xsk_buff_xdp_get_dma(xdp);
 }
 
-void pagefill_xsk_buff_dma_sync_for_cpu(struct xdp_buff *xdp)
-{
-	xsk_buff_dma_sync_for_cpu(xdp);
-}
-
 void pagefill_xsk_set_rx_need_wakeup(struct xsk_buff_pool *pool, bool on)
 {
 	if (!xsk_uses_need_wakeup(pool))
@@ -831,6 +833,27 @@ void pagefill_xsk_set_rx_need_wakeup(struct xsk_buff_pool *pool, bool on)
 		xsk_set_rx_need_wakeup(pool);
 	else
 		xsk_clear_rx_need_wakeup(pool);
+}
+
+/* Syncs @len bytes of @pool's umem at @dma, for the CPU or the device, a
+ * page at a time: the core maps the umem page by page, and an unaligned
+ * chunk may span two pages whose mappings only lie side by side (adjacent
+ * swiotlb slots, two entries of the DMA-API debugging); one sync across
+ * both would run past the first's end.
+ */
+static void pagefill_xsk_sync(struct xsk_buff_pool *pool, dma_addr_t dma,
+			      u32 len, bool for_cpu)
+{
+	while (len) {
+		u32 part = min_t(u32, len, PAGE_SIZE - offset_in_page(dma));
+
+		if (for_cpu)
+			dma_sync_single_for_cpu(pool->dev, dma, part, DMA_BIDIRECTIONAL);
+		else
+			xsk_buff_raw_dma_sync_for_device(pool, dma, part);
+		dma += part;
+		len -= part;
+	}
 }
 
 u32 pagefill_xsk_tx_take(struct xsk_buff_pool *pool, u32 max)
@@ -845,7 +868,7 @@ void pagefill_xsk_tx_desc(struct xsk_buff_pool *pool, u32 i, dma_addr_t *dma,
 
 	*dma = xsk_buff_raw_get_dma(pool, desc->addr);
 	*len = desc->len;
-	xsk_buff_raw_dma_sync_for_device(pool, *dma, desc->len);
+	pagefill_xsk_sync(pool, *dma, desc->len, false);
 	memset(dst, 0, ETH_ALEN);
 	memcpy(dst, xsk_buff_raw_get_data(pool, desc->addr), min_t(u32, desc->len, ETH_ALEN));
 }
@@ -889,12 +912,16 @@ enum pagefill_xsk_verdict pagefill_xsk_run(struct bpf_prog *prog,
 					   struct sk_buff **skb)
 {
 	struct pagefill_xdp_buff *buf = container_of(xdp, struct pagefill_xdp_buff, xdp);
+	struct xdp_buff_xsk *xskb = container_of(xdp, struct xdp_buff_xsk, xdp);
 	struct net_device *dev = xdp->rxq->dev;
 	struct xdp_frame *frame;
 	u32 act = XDP_PASS;
 
 	xsk_buff_set_size(xdp, len);
-	xsk_buff_dma_sync_for_cpu(xdp);
+	/* What the device wrote: xsk_buff_dma_sync_for_cpu() would sync the
+	 * whole buffer in one, across a page boundary.
+	 */
+	pagefill_xsk_sync(xskb->pool, xskb->dma, len, true);
 	buf->hash = hash;
 	buf->rss_type = rss_type;
 	if (prog)

@@ -126,7 +126,8 @@ impl pci::Driver for PagefillDriver {
         let mut features = net::netdev::Features::SG
             .with(net::netdev::Features::HW_CSUM)
             .with(net::netdev::Features::RXCSUM)
-            .with(net::netdev::Features::NTUPLE);
+            .with(net::netdev::Features::NTUPLE)
+            .with(net::netdev::Features::LOOPBACK);
         if id.has_rx_hash() {
             features = features.with(net::netdev::Features::RXHASH);
         }
@@ -139,6 +140,8 @@ impl pci::Driver for PagefillDriver {
             min_mtu: 68,
             max_mtu: iface::MAX_MTU,
             features,
+            // A NIC is on its link until the user asks otherwise.
+            features_off: net::netdev::Features::LOOPBACK,
             xdp_features: net::xdp::Features::BASIC
                 .with(net::xdp::Features::REDIRECT)
                 .with(net::xdp::Features::NDO_XMIT)

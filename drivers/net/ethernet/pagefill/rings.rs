@@ -20,6 +20,7 @@ use kernel::{
 
 use crate::abi;
 use crate::hw::Bar0;
+use crate::net::ethtool::Pause;
 
 /// Completion ring entries, as a power of two.
 pub(crate) const CQ_SHIFT: u32 = 10;
@@ -67,6 +68,33 @@ impl Entry {
         // for each of `MAX_QUEUES` queue pairs.
         (queue < abi::MAX_QUEUES && node < abi::MAX_NODES)
             .then(|| Self(abi::node_entry(queue, node) / 8))
+    }
+}
+
+/// What the device does besides receiving and transmitting
+/// ([`abi::reg::CTRL`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Modes {
+    /// Records carry flow hashes ([`abi::ctrl::RX_HASH`]).
+    pub(crate) rx_hash: bool,
+    /// Sent frames come back to the receive side ([`abi::ctrl::LOOPBACK`]).
+    pub(crate) loopback: bool,
+    /// Xoff sent and honoured (clear: [`abi::ctrl::NO_XOFF`],
+    /// [`abi::ctrl::IGNORE_XOFF`]).
+    pub(crate) pause: Pause,
+}
+
+impl Modes {
+    fn bits(self) -> u32 {
+        [
+            (self.rx_hash, abi::ctrl::RX_HASH),
+            (self.loopback, abi::ctrl::LOOPBACK),
+            (!self.pause.tx, abi::ctrl::NO_XOFF),
+            (!self.pause.rx, abi::ctrl::IGNORE_XOFF),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .fold(0, |bits, (_, bit)| bits | bit)
     }
 }
 
@@ -351,8 +379,7 @@ impl Rings {
 
     /// Programs the device with this memory for `queues` queue pairs,
     /// buffers of 2^`buf_shift` bytes and transmit rings of 2^`tx_shift`
-    /// entries, and enables it, writing flow hashes into the records if
-    /// `rx_hash` ([`abi::ctrl::RX_HASH`]), each queue in chunk mode whose
+    /// entries, and enables it in `modes`, each queue in chunk mode whose
     /// `chunk_rooms` entry is not 0 ([`abi::reg::Q_CHUNK`]); returns the
     /// status register afterwards.
     pub(crate) fn enable(
@@ -361,7 +388,7 @@ impl Rings {
         queues: usize,
         buf_shift: u32,
         tx_shift: u32,
-        rx_hash: bool,
+        modes: Modes,
         chunk_rooms: &[u32; abi::MAX_QUEUES],
     ) -> Result<u32> {
         if !(abi::MIN_RING_SHIFT..=TX_SHIFT_MAX).contains(&tx_shift)
@@ -394,8 +421,10 @@ impl Rings {
             w(v | v << 8, abi::reg::Q_VECTORS)?;
             w(chunk_rooms[i], abi::reg::Q_CHUNK)?;
         }
-        let hash = if rx_hash { abi::ctrl::RX_HASH } else { 0 };
-        bar.write32(abi::ctrl::ENABLE | abi::ctrl::STEER | hash, abi::reg::CTRL);
+        bar.write32(
+            abi::ctrl::ENABLE | abi::ctrl::STEER | modes.bits(),
+            abi::reg::CTRL,
+        );
         let status = bar.read32(abi::reg::STATUS);
         if status & abi::status::FATAL != 0 {
             return Err(EIO);

@@ -121,9 +121,9 @@ pub(crate) struct RxState {
     broken: Option<u32>,
     /// The last refill stopped for want of a page.
     alloc_failed: bool,
-    /// This NIC's node id: no frame comes from it, so its entries stay
-    /// empty.
-    own_node: u8,
+    /// The source nodes whose frames the device may steer to this queue
+    /// (bit per node): the others get no buffers.
+    senders: u32,
     /// Completions consumed, free running.
     head: u32,
     /// A completion failed validation in this poll: it may have been a
@@ -169,7 +169,7 @@ impl RxState {
             outstanding: 0,
             ring: RxConfig::DEFAULT.ring,
             cursor: 0,
-            own_node: 0,
+            senders: 0,
             head: 0,
             report_lost: false,
             split: None,
@@ -184,8 +184,8 @@ impl RxState {
     }
 
     /// Starts receiving into `pool`'s buffers from completion 0, with at
-    /// most `ring` buffers with the device, as queue `queue` of the NIC of
-    /// node id `own_node`; with `xsk`, in chunk
+    /// most `ring` buffers with the device, as queue `queue`, from the
+    /// source nodes in `senders` (bit per node); with `xsk`, in chunk
     /// mode, into its buffers (`pool` then holds the chunk lists). The
     /// rings must be cleared.
     #[allow(clippy::too_many_arguments)]
@@ -195,14 +195,14 @@ impl RxState {
         xdp_rxq: RxQueue,
         xsk: Option<XskRx>,
         ring: u32,
-        own_node: u8,
+        senders: u32,
         queue: u8,
     ) -> Result {
         // Joins happen in NAPI, where nothing may sleep: room for every
         // group the interface can join is made here.
         self.groups = KVVec::with_capacity(MAX_JOINED, GFP_KERNEL)?;
         self.split = None;
-        self.own_node = own_node;
+        self.senders = senders;
         self.queue = queue;
         self.pool = Some(pool);
         self.xdp_rxq = Some(xdp_rxq);
@@ -253,13 +253,6 @@ impl RxState {
         self.retired = 0;
         self.outstanding = 0;
         self.pool.take()
-    }
-
-    /// The source nodes whose frames the device may steer to this queue
-    /// (bit per node): any but this NIC's own, which sends it none.
-    fn senders(&self) -> u32 {
-        let all = u32::MAX >> (32 - abi::MAX_NODES);
-        all & !(1 << self.own_node)
     }
 
     /// This queue pair's node-table entry for `node`.
@@ -496,7 +489,7 @@ impl RxState {
     /// buffer too: which of them the lost report named cannot be known.
     fn owe_xon_everywhere(&mut self) {
         for gi in 0..self.groups.len() {
-            let nodes = self.senders();
+            let nodes = self.senders;
             let g = &mut self.groups[gi];
             if g.leaving {
                 continue;

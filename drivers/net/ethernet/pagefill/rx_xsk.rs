@@ -7,12 +7,16 @@
 //! which a redirect hands to the socket as it is.
 //!
 //! A list names up to [`CHUNKS_PER_LIST`] buffers (as many as recent lists
-//! used, [`XskRx`]), or fewer when the socket's fill ring has fewer; with
-//! none there, the stream's entry waits (counted in `xsk_fill_empty`), the
-//! device pauses the stream's sender when it needs the entry, and the poll
-//! tries again when the program gives buffers (`ndo_xsk_wakeup`, or the
-//! poll's retry timer): a slow consumer holds the senders off and loses
-//! nothing.
+//! used, [`XskRx`]), or fewer when the socket's fill ring has fewer; one
+//! for a umem of unaligned chunks, whose frames must take the buffers in
+//! the fill ring's order (each address carries the offset the program
+//! chose for the frame it expects there), which a list closed before its
+//! end would break: its unused buffers would come after the next list's.
+//! With none in the fill ring, the stream's entry waits (counted in
+//! `xsk_fill_empty`), the device pauses the stream's sender when it needs
+//! the entry, and the poll tries again when the program gives buffers
+//! (`ndo_xsk_wakeup`, or the poll's retry timer): a slow consumer holds the
+//! senders off and loses nothing.
 
 use kernel::{prelude::*, sync::Arc};
 
@@ -61,7 +65,7 @@ impl XskRx {
         Ok(Self {
             _rxq: rxq,
             spare: KVec::with_capacity(SPARE_BUFS, GFP_KERNEL)?,
-            want: CHUNKS_PER_LIST,
+            want: if pool.unaligned() { 1 } else { CHUNKS_PER_LIST },
             pool,
         })
     }
@@ -69,7 +73,9 @@ impl XskRx {
     /// A list came back having used `used` of its buffers, full or not;
     /// `rest` are those it did not use.
     fn returned(&mut self, used: usize, full: bool, rest: impl Iterator<Item = XskBuf>) {
-        self.want = if full {
+        self.want = if self.pool.unaligned() {
+            1
+        } else if full {
             (self.want * 2).min(CHUNKS_PER_LIST)
         } else {
             (used * 2).clamp(MIN_CHUNKS_PER_LIST, CHUNKS_PER_LIST)

@@ -148,6 +148,16 @@ pub trait EthtoolOps: Operations {
     ) -> Result {
         Err(EOPNOTSUPP)
     }
+
+    /// Link flow control (`ethtool -a`).
+    fn pause(_dev: &Device<Self>) -> Pause {
+        Pause::default()
+    }
+
+    /// Sets it (`ethtool -A`); an error changes nothing.
+    fn set_pause(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _pause: Pause) -> Result {
+        Err(EOPNOTSUPP)
+    }
 }
 
 /// Ring sizes, as `ethtool -g` shows them.
@@ -166,6 +176,17 @@ pub struct Rings {
 pub struct Coalesce {
     /// The longest a received frame waits before the device reports it.
     pub rx_usecs: u32,
+}
+
+/// Link flow control, as `ethtool -a` shows it: pause frames (xoff)
+/// honoured and sent. Negotiating it with the link partner (`autoneg`) is
+/// not offered: a request for it is refused.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Pause {
+    /// Received pause frames stop the sending (`rx`).
+    pub rx: bool,
+    /// A receiver short of buffers sends pause frames (`tx`).
+    pub tx: bool,
 }
 
 /// Channels (queue pairs with their interrupt), as `ethtool -l` shows them.
@@ -489,6 +510,42 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         from_result(|| T::set_priv_flags(dev, &rtnl, flags).map(|()| 0))
     }
 
+    /// # Safety
+    ///
+    /// `dev` registered for `T`; `pause` valid and writable.
+    unsafe extern "C" fn get_pauseparam(
+        dev: *mut kernel::bindings::net_device,
+        pause: *mut kernel::bindings::ethtool_pauseparam,
+    ) {
+        // SAFETY: the ethtool core passes a registered device and a valid
+        // structure.
+        let (dev, pause) = unsafe { (Device::<T>::from_raw_ptr(dev), &mut *pause) };
+        let p = T::pause(dev);
+        pause.autoneg = 0;
+        pause.rx_pause = u32::from(p.rx);
+        pause.tx_pause = u32::from(p.tx);
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Self::get_pauseparam`].
+    unsafe extern "C" fn set_pauseparam(
+        dev: *mut kernel::bindings::net_device,
+        pause: *mut kernel::bindings::ethtool_pauseparam,
+    ) -> c_int {
+        // SAFETY: as above; the core holds RTNL.
+        let (dev, pause, rtnl) =
+            unsafe { (Device::<T>::from_raw_ptr(dev), &*pause, Rtnl::assume_held()) };
+        if pause.autoneg != 0 {
+            return EOPNOTSUPP.to_errno();
+        }
+        let p = Pause {
+            rx: pause.rx_pause != 0,
+            tx: pause.tx_pause != 0,
+        };
+        from_result(|| T::set_pause(dev, &rtnl, p).map(|()| 0))
+    }
+
     pub(crate) const TABLE: kernel::bindings::ethtool_ops = kernel::bindings::ethtool_ops {
         supported_coalesce_params: COALESCE_RX_USECS,
         supported_ring_params:
@@ -549,6 +606,16 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         },
         set_rxfh_fields: if T::HAS_SET_RXFH_FIELDS {
             Some(Self::set_rxfh_fields)
+        } else {
+            None
+        },
+        get_pauseparam: if T::HAS_PAUSE {
+            Some(Self::get_pauseparam)
+        } else {
+            None
+        },
+        set_pauseparam: if T::HAS_SET_PAUSE {
+            Some(Self::set_pauseparam)
         } else {
             None
         },

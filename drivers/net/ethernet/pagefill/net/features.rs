@@ -33,6 +33,9 @@ impl Features {
     /// The device steers frames by flow rules (`ethtool -K ntuple`, the
     /// rules of `ethtool -N`).
     pub const NTUPLE: Self = Self(ffi::pagefill_features_PAGEFILL_F_NTUPLE);
+    /// The device sends its frames back to its own receive side instead
+    /// of the link (`ethtool -K loopback`).
+    pub const LOOPBACK: Self = Self(ffi::pagefill_features_PAGEFILL_F_LOOPBACK);
 
     /// Both sets.
     pub const fn with(self, o: Self) -> Self {

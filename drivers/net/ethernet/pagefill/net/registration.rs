@@ -42,9 +42,11 @@ pub struct Config {
     pub min_mtu: u32,
     /// Largest MTU the device accepts.
     pub max_mtu: u32,
-    /// Offloads the device offers, on at registration (the user may turn
-    /// each off with `ethtool -K`).
+    /// Offloads the device offers, on at registration but for those in
+    /// `features_off` (the user turns each on or off with `ethtool -K`).
     pub features: Features,
+    /// Offloads of `features` off at registration.
+    pub features_off: Features,
     /// The XDP actions the driver carries out (`xdp_features`).
     pub xdp_features: crate::net::xdp::Features,
     /// The core spreads the interrupts of the NAPI instances over the CPUs
@@ -153,6 +155,7 @@ impl<T: Operations> Registration<T> {
                     core::ptr::null()
                 },
                 cfg.features.0,
+                cfg.features_off.0,
                 cfg.mac.as_ptr(),
                 cfg.mtu,
                 cfg.min_mtu,

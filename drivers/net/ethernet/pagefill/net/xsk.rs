@@ -41,6 +41,7 @@ use crate::net::xdp::Prog;
 pub struct XskPool {
     pool: NonNull<ffi::xsk_buff_pool>,
     room: u32,
+    unaligned: bool,
 }
 
 // SAFETY: the pool may be used and unmapped from any thread; what the core
@@ -70,8 +71,22 @@ impl XskPool {
         })?;
         // SAFETY: a live pool, mapped above.
         let room = unsafe { ffi::pagefill_xsk_pool_get_rx_frame_size(pool.as_ptr()) };
+        // SAFETY: as above.
+        let unaligned = unsafe { ffi::pagefill_xsk_pool_unaligned(pool.as_ptr()) };
         // INVARIANT: bound and mapped; the caller keeps the rest.
-        Ok(Self { pool, room })
+        Ok(Self {
+            pool,
+            room,
+            unaligned,
+        })
+    }
+
+    /// Whether the umem's buffers are unaligned chunks
+    /// (`XDP_UMEM_UNALIGNED_CHUNK_FLAG`): each fill-ring address carries
+    /// an offset of its own, which the program chose for the frame it
+    /// expects there, in the ring's order.
+    pub fn unaligned(&self) -> bool {
+        self.unaligned
     }
 
     /// The bytes of a frame a buffer holds, from where the device writes.

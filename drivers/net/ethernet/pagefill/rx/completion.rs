@@ -152,7 +152,7 @@ impl RxState {
             }
         }
         let g = &mut self.groups[gi];
-        if !g.leaving && !g.slots[node].is_posted() && node != usize::from(self.own_node) {
+        if !g.leaving && !g.slots[node].is_posted() && self.senders & bit != 0 {
             g.waiting |= bit;
         }
     }
