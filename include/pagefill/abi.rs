@@ -180,6 +180,12 @@ pub mod reg {
     pub const TX_BAD_DESC: usize = 0x09c;
     /// RO: frames dropped by a flow filter ([`super::filter::DROP`]).
     pub const DROP_FILTERED: usize = 0x0a0;
+    /// RO: xoffs sent, one for each stream that starved with pause frames
+    /// on (minor version 6).
+    pub const XOFF_SENT: usize = 0x0a4;
+    /// RO: xoffs received from receivers of this node's streams (minor
+    /// version 6).
+    pub const XOFF_RECEIVED: usize = 0x0a8;
     /// First queue pair's registers; queue `q` is at `QUEUE_BASE + q * QUEUE_STRIDE`.
     pub const QUEUE_BASE: usize = 0x100;
     /// Distance between two queue pairs' register blocks.

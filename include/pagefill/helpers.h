@@ -36,6 +36,7 @@ struct page;
 struct device;
 struct net_device_ops;
 struct ethtool_ops;
+struct ethtool_pause_stats;
 struct netdev_stat_ops;
 
 /* Offloads for pagefill_netdev_setup(). */
@@ -100,6 +101,8 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   u32 features_off, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
 			   unsigned int max_mtu, u32 xdp_features);
+/* The pause frames of ethtool_pause_stats, set by name (a struct_group). */
+void pagefill_pause_stats_set(struct ethtool_pause_stats *stats, u64 tx, u64 rx);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
 unsigned int pagefill_netdev_num_napi_configs(const struct net_device *dev);
 /* Whether a NAPI instance is still added to @dev. */

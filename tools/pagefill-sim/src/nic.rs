@@ -68,6 +68,7 @@ pub struct Counters {
     pub tx_bytes: u64,
     pub tx_bad_desc: u64,
     pub xoff_sent: u64,
+    pub xoff_received: u64,
     pub xon_sent: u64,
     pub xon_doorbells: u64,
     pub irqs: u64,
@@ -357,6 +358,8 @@ impl Nic {
             reg::DROP_LINK_DOWN => c.drop_link_down as u32,
             reg::TX_BAD_DESC => c.tx_bad_desc as u32,
             reg::DROP_FILTERED => c.drop_filtered as u32,
+            reg::XOFF_SENT => c.xoff_sent as u32,
+            reg::XOFF_RECEIVED => c.xoff_received as u32,
             o if (reg::QUEUE_BASE..reg::QUEUE_END).contains(&o) => {
                 let q = &self.queues[(o - reg::QUEUE_BASE) / reg::QUEUE_STRIDE];
                 match (o - reg::QUEUE_BASE) % reg::QUEUE_STRIDE {

@@ -202,6 +202,7 @@ impl Nic {
     /// A receiver paused (xoff) or resumed (xon) our stream to `group`.
     pub fn tx_flow(&mut self, group: u16, receiver: u8, pause: bool) {
         if pause {
+            self.counters.xoff_received += 1;
             self.tx.paused.insert((group, receiver));
         } else if self.tx.paused.remove(&(group, receiver)) {
             for q in 0..self.num_queues as usize {
@@ -218,6 +219,7 @@ impl Nic {
             let msg = fabric::control(kind, group, self.node_id, src);
             self.port.send_to(src, &msg);
         } else if kind == abi::fabric_type::XOFF {
+            self.counters.xoff_received += 1;
             self.tx.paused.insert((group, src));
         } else if self.tx.paused.remove(&(group, src)) {
             // Not here: the receive side that resumed it is mid-update.

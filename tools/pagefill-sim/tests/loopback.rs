@@ -97,6 +97,7 @@ fn a_starved_own_stream_pauses_the_transmit_engine_until_xon() {
     assert_eq!(c.len(), 1);
     assert_eq!((c[0].kind, c[0].node), (rx_kind::STARVED, ME));
     assert!(h.take_sent().is_empty(), "no xoff on the link");
+    assert_eq!((h.read(reg::XOFF_SENT), h.read(reg::XOFF_RECEIVED)), (1, 1));
     let buf = h.post(GROUP, ME);
     h.write(reg::XON, abi::stream_id(GROUP, ME));
     // XON: the held frame is placed, the engine goes on with the ring.
@@ -139,6 +140,7 @@ fn without_xoff_a_starved_own_stream_drops_beyond_its_fifo_and_sending_goes_on()
         64,
         "what the FIFO could not hold"
     );
+    assert_eq!(h.read(reg::XOFF_SENT), 0);
     // The host refills: what the FIFO held comes first, in order.
     h.post(GROUP, ME);
     h.write(reg::XON, abi::stream_id(GROUP, ME));
@@ -159,6 +161,7 @@ fn ignoring_xoff_the_transmit_engine_sends_to_a_paused_group() {
     h.configure();
     h.write(reg::CTRL, abi::ctrl::ENABLE | abi::ctrl::IGNORE_XOFF);
     h.nic.tx_flow(GROUP, 4, true);
+    assert_eq!(h.read(reg::XOFF_RECEIVED), 1);
     h.tx(0, GROUP, &frame(0), 1);
     h.tx_doorbell(0);
     assert_eq!(h.tx_done(0), 1);

@@ -11,8 +11,8 @@ use crate::iface::{mtu_fits, PagefillNetdev, MAX_POOL_BUF_SHIFT};
 use crate::net::bh;
 pub(crate) use crate::net::ethtool::EthtoolTable;
 use crate::net::ethtool::{
-    Channels, Coalesce, EthtoolOps, FlowRule, HashFields, HashFlow, Pause, Rings as RingParams,
-    RssHashFunc, RxfhUpdate,
+    Channels, Coalesce, EthtoolOps, FlowRule, HashFields, HashFlow, Pause, PauseStats,
+    Rings as RingParams, RssHashFunc, RxfhUpdate,
 };
 use crate::net::netdev::{Device, Features, Rtnl};
 use crate::rings::TX_SHIFT_MAX;
@@ -56,7 +56,7 @@ impl DeviceCounters {
 }
 
 /// Device counters, in the order of the `dev_` statistics.
-pub(crate) const DEVICE_COUNTERS: [usize; 9] = [
+pub(crate) const DEVICE_COUNTERS: [usize; 11] = [
     abi::reg::RX_FRAMES,
     abi::reg::STARVED,
     abi::reg::DROP_UNJOINED,
@@ -66,7 +66,16 @@ pub(crate) const DEVICE_COUNTERS: [usize; 9] = [
     abi::reg::TX_FRAMES,
     abi::reg::TX_BAD_DESC,
     abi::reg::DROP_FILTERED,
+    abi::reg::XOFF_SENT,
+    abi::reg::XOFF_RECEIVED,
 ];
+
+/// Where [`abi::reg::XOFF_SENT`] and [`abi::reg::XOFF_RECEIVED`] are in
+/// [`DEVICE_COUNTERS`].
+const XOFF_SENT: usize = 9;
+const XOFF_RECEIVED: usize = 10;
+const _: () = assert!(DEVICE_COUNTERS[XOFF_SENT] == abi::reg::XOFF_SENT);
+const _: () = assert!(DEVICE_COUNTERS[XOFF_RECEIVED] == abi::reg::XOFF_RECEIVED);
 
 #[vtable]
 impl EthtoolOps for PagefillNetdev {
@@ -123,6 +132,8 @@ impl EthtoolOps for PagefillNetdev {
         c"dev_tx_frames",
         c"dev_tx_bad_desc",
         c"dev_drop_filtered",
+        c"dev_xoff_sent",
+        c"dev_xoff_received",
     ];
 
     fn speed(dev: &Device<Self>) -> u32 {
@@ -285,6 +296,17 @@ impl EthtoolOps for PagefillNetdev {
 
     fn pause(dev: &Device<Self>) -> Pause {
         dev.data().settings().pause
+    }
+
+    /// Xoffs are the fabric's pause frames.
+    fn pause_stats(dev: &Device<Self>) -> PauseStats {
+        let data = dev.data();
+        let mut counters = data.device_counters.lock();
+        counters.update(&data.bar);
+        PauseStats {
+            tx_frames: counters.total[XOFF_SENT],
+            rx_frames: counters.total[XOFF_RECEIVED],
+        }
     }
 
     /// The device takes pause settings while disabled: a running interface

@@ -6,6 +6,7 @@
 
 #include <linux/bottom_half.h>
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/kmemleak.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
@@ -167,6 +168,12 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 		dev->xdp_metadata_ops = &pagefill_xdp_metadata_ops;
 	/* Not registered yet: no notification, no lock needed. */
 	xdp_set_features_flag(dev, xdp_features);
+}
+
+void pagefill_pause_stats_set(struct ethtool_pause_stats *stats, u64 tx, u64 rx)
+{
+	stats->tx_pause_frames = tx;
+	stats->rx_pause_frames = rx;
 }
 
 unsigned int pagefill_netdev_mtu(const struct net_device *dev)

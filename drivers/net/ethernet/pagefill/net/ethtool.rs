@@ -158,6 +158,12 @@ pub trait EthtoolOps: Operations {
     fn set_pause(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _pause: Pause) -> Result {
         Err(EOPNOTSUPP)
     }
+
+    /// Pause frames sent and received (`ethtool -I -a`), which a driver
+    /// that offers [`Self::pause`] reports.
+    fn pause_stats(_dev: &Device<Self>) -> PauseStats {
+        PauseStats::default()
+    }
 }
 
 /// Ring sizes, as `ethtool -g` shows them.
@@ -187,6 +193,15 @@ pub struct Pause {
     pub rx: bool,
     /// A receiver short of buffers sends pause frames (`tx`).
     pub tx: bool,
+}
+
+/// Pause frames counted, as `ethtool -I -a` shows them.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct PauseStats {
+    /// Sent (`tx_pause_frames`).
+    pub tx_frames: u64,
+    /// Received (`rx_pause_frames`).
+    pub rx_frames: u64,
 }
 
 /// Channels (queue pairs with their interrupt), as `ethtool -l` shows them.
@@ -546,6 +561,20 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         from_result(|| T::set_pause(dev, &rtnl, p).map(|()| 0))
     }
 
+    /// # Safety
+    ///
+    /// `dev` registered for `T`; `stats` valid and writable.
+    unsafe extern "C" fn get_pause_stats(
+        dev: *mut kernel::bindings::net_device,
+        stats: *mut kernel::bindings::ethtool_pause_stats,
+    ) {
+        // SAFETY: the ethtool core passes a registered device.
+        let dev = unsafe { Device::<T>::from_raw_ptr(dev) };
+        let s = T::pause_stats(dev);
+        // SAFETY: `stats` is valid and writable (the core's, for this call).
+        unsafe { crate::ffi::pagefill_pause_stats_set(stats, s.tx_frames, s.rx_frames) };
+    }
+
     pub(crate) const TABLE: kernel::bindings::ethtool_ops = kernel::bindings::ethtool_ops {
         supported_coalesce_params: COALESCE_RX_USECS,
         supported_ring_params:
@@ -616,6 +645,11 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         },
         set_pauseparam: if T::HAS_SET_PAUSE {
             Some(Self::set_pauseparam)
+        } else {
+            None
+        },
+        get_pause_stats: if T::HAS_PAUSE_STATS {
+            Some(Self::get_pause_stats)
         } else {
             None
         },
