@@ -38,9 +38,8 @@ pub const VERSION_MAJOR: u16 = 1;
 /// 1 added [`record_flags`]; 2 added [`rx_kind::FLUSHED`]; 3 added the
 /// flow hash ([`ctrl::RX_HASH`], [`record_flags::HASH`]); 4 added chunk
 /// mode ([`reg::Q_CHUNK`], [`chunk_list`]); 5 added steering
-/// ([`ctrl::STEER`], the RSS and filter registers); 6 added loopback
-/// ([`ctrl::LOOPBACK`]) and pause control ([`ctrl::NO_XOFF`],
-/// [`ctrl::IGNORE_XOFF`]).
+/// ([`ctrl::STEER`], the RSS and filter registers); 6 added loopback and
+/// pause control ([`ctrl::LOOPBACK`], [`ctrl::NO_XOFF`]).
 pub const VERSION_MINOR: u16 = 6;
 
 /// Groups (broadcast domains) on the fabric, and entries in the master table.
@@ -173,18 +172,15 @@ pub mod reg {
     pub const RX_FRAMES: usize = 0x090;
     /// RO: frames sent to the fabric.
     pub const TX_FRAMES: usize = 0x094;
-    /// RO: frames dropped because the link was down, or, in loopback
-    /// ([`super::ctrl::LOOPBACK`]), came from the link.
+    /// RO: frames dropped: the link was down, or they came from it in loopback.
     pub const DROP_LINK_DOWN: usize = 0x098;
     /// RO: descriptors refused as malformed (length, flags, group).
     pub const TX_BAD_DESC: usize = 0x09c;
     /// RO: frames dropped by a flow filter ([`super::filter::DROP`]).
     pub const DROP_FILTERED: usize = 0x0a0;
-    /// RO: xoffs sent, one for each stream that starved with pause frames
-    /// on (minor version 6).
+    /// RO: xoffs sent (minor version 6).
     pub const XOFF_SENT: usize = 0x0a4;
-    /// RO: xoffs received from receivers of this node's streams (minor
-    /// version 6).
+    /// RO: xoffs received for this node's streams (minor version 6).
     pub const XOFF_RECEIVED: usize = 0x0a8;
     /// First queue pair's registers; queue `q` is at `QUEUE_BASE + q * QUEUE_STRIDE`.
     pub const QUEUE_BASE: usize = 0x100;
@@ -277,22 +273,16 @@ pub mod ctrl {
     /// frame of a stream goes to [`super::stream_queue`] through the first
     /// column.
     pub const STEER: u32 = 1 << 3;
-    /// Loopback (written while disabled; minor version 6): each frame the
-    /// transmit engine sends comes back to the receive side as a frame of
-    /// the stream (its group, this node) instead of going to the link, and
-    /// frames from the link are dropped ([`reg::DROP_LINK_DOWN`]). The
-    /// stream's flow control holds as for any other: while it is starved
-    /// the transmit engine sends nothing more to its group.
+    /// Loopback (written while disabled; minor version 6): sent frames
+    /// come back as the stream (their group, this node), with its flow
+    /// control; nothing goes to or comes from the link.
     pub const LOOPBACK: u32 = 1 << 4;
     /// Send no xoff (written while disabled; minor version 6): a starved
-    /// stream's sender is not paused; the stream holds what its FIFO takes
-    /// and drops the rest, counted in [`reg::DROP_OVERFLOW`], until the
-    /// host refills its entry. Pause frames off for sending, as `ethtool
-    /// -A tx off`.
+    /// stream holds what its FIFO takes and drops the rest
+    /// ([`reg::DROP_OVERFLOW`]) until refilled (`ethtool -A tx off`).
     pub const NO_XOFF: u32 = 1 << 5;
-    /// Ignore xoff (written while disabled; minor version 6): the transmit
-    /// engine sends to a group whatever its receivers asked. Pause frames
-    /// off for receiving, as `ethtool -A rx off`.
+    /// Ignore xoff (written while disabled; minor version 6): sending
+    /// never waits for a receiver (`ethtool -A rx off`).
     pub const IGNORE_XOFF: u32 = 1 << 6;
 }
 
