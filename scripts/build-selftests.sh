@@ -45,14 +45,17 @@ build() {
 # the BPF selftests beside them whose one change is the time a socket has
 # to send or receive all of a case's frames (THREAD_TMOUT, 3 s: about what
 # a case takes under TCG on a busy host, and less than on the debug
-# kernel) made 15 s: a liveness bound, not a performance check.
+# kernel): XSK_THREAD_TMOUT seconds from the environment, default 15, a
+# liveness bound, not a performance check.
 xsk_build() {
 	local sel=$src/tools/testing/selftests
 	local bpf=$sel/pagefill-bpf o=$1/build/bpf
+	local tmout='(getenv("XSK_THREAD_TMOUT") ? atoi(getenv("XSK_THREAD_TMOUT")) : 15)'
 	rm -rf "$bpf"
 	cp -a "$sel/bpf" "$bpf"
-	sed -i 's/^\(#define THREAD_TMOUT[[:space:]]*\)3$/\115/' "$bpf/prog_tests/test_xsk.c"
-	grep -q "^#define THREAD_TMOUT[[:space:]]*15$" "$bpf/prog_tests/test_xsk.c" ||
+	sed -i "s/^\(#define THREAD_TMOUT[[:space:]]*\)3\$/#include <stdlib.h>\n\1$tmout/" \
+		"$bpf/prog_tests/test_xsk.c"
+	grep -qF "$tmout" "$bpf/prog_tests/test_xsk.c" ||
 		pf_die "xskxceiver's THREAD_TMOUT not found in $bpf/prog_tests/test_xsk.c"
 	mkdir -p "$o" "$1/install/bpf"
 	"$PF_TOP/scripts/in-root.sh" make -s -C "$bpf" LLVM=1 OUTPUT="$o" \

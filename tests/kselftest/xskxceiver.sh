@@ -7,7 +7,9 @@
 # on): on queue 0, to which the indirection table sends every frame, one
 # socket sends and one receives, sharing a umem. Each RUN is MODE[-b][:CASE,
 # ...]: every case of the suite in MODE, or the CASEs named, busy polling
-# with -b. A run whose every case skipped counts as a skip. The modes are
+# with -b; or timeout=SECONDS, the time a socket has to move a case's
+# frames in the runs after it (default 15). A run whose every case skipped
+# counts as a skip. The modes are
 # the driver's, by default both with and without busy polling: drv (native
 # XDP, the core copying into the socket's buffers) and zc (zero-copy); skb
 # is the core's generic XDP, the same on any NIC (and on 7.3 it frees a
@@ -29,9 +31,13 @@
 ko=${1:-}
 hugepages=${2:-64}
 if [ $# -gt 2 ]; then shift 2; else set -- drv drv-b zc zc-b; fi
+runs=0
+for run in "$@"; do
+	case $run in timeout=*) ;; *) runs=$((runs + 1)) ;; esac
+done
 bin=${pf_selftests:-}/bpf/xskxceiver
 [ -x "$bin" ] || { echo "1..0 # SKIP no xskxceiver in the selftests' install"; exit 4; }
-ktap_plan $(($# + 7))
+ktap_plan $((runs + 7))
 pf_log_mark
 echo "$hugepages" >/proc/sys/vm/nr_hugepages
 pf_load "$ko"
@@ -139,7 +145,10 @@ suite() {
 	esac
 }
 for run in "$@"; do
-	suite "$run"
+	case $run in
+	timeout=*) export XSK_THREAD_TMOUT="${run#timeout=}" ;;
+	*) suite "$run" ;;
+	esac
 done
 # pause_counted: ethtool -I -a counts the pause frames (xoffs) the NIC sent
 # itself while sockets were slow to fill: sent and received alike.
