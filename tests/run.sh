@@ -23,7 +23,7 @@
 # as long each). PAGEFILL_BACKGROUND names the flavours whose VM tests run
 # in a worker of their own beside the others, from start to end, at nice
 # PAGEFILL_BACKGROUND_NICE (default: debug, at 19; empty: none): they take
-# the CPU the others leave idle (testbed.rst, "The VM runner"), and once
+# the CPU the others leave idle (testbed.rst, "How a run is scheduled"), and once
 # the others are done, two of them run side by side. A test that
 # must not run beside the others (vm_alone=1 in its .test file: the upstream
 # lists, with short timing windows) runs after them, PAGEFILL_ALONE_JOBS at
