@@ -21,9 +21,10 @@
 #   --sizes LIST   frame sizes (default "64 128 256 512 1024 1500")
 #   --rates LIST   offered rates, frames/s, for the loss runs (default
 #                  "2000 5000 10000 20000 50000 0"; 0 is unpaced)
-#   --what LIST    parts (default all): cost page gro merge multi xdp xsk xdprate rate mem coal in one
-#                  boot (raw-PARTS.txt), and prof in a second one with
-#                  per-block instruction counts (raw-prof.txt, profile.*)
+#   --what LIST    parts (default all): cost page gro merge multi xdp xsk
+#                  xdprate rate mem coal in one boot (raw-PARTS.txt), and
+#                  prof in a second one with per-block instruction counts
+#                  (raw-prof.txt, profile.*)
 #   --nics LIST    NICs of the cost, xdp, xsk and prof parts (default "pf vn";
 #                  "pf" boots no virtio-net NIC)
 #   --xdp-acts LIST, --xdp-sizes LIST

@@ -32,8 +32,8 @@ build() {
 		pf_log "some selftest helpers did not build (see $2/build.log)"
 	# The Python tests' bytecode, by the guest's own Python (the root is
 	# the guest's): the guest reads the install read-only, so without it
-	# every test compiled its libraries (net/lib/py, YNL) again at start,
-	# under TCG.
+	# every test would compile its libraries (net/lib/py, YNL) again at
+	# start, under TCG.
 	"$PF_TOP/scripts/in-root.sh" python3 -m compileall -q -j"$(nproc)" "$2/install" \
 		>>"$2/build.log" 2>&1 ||
 		pf_log "some selftest Python did not compile (see $2/build.log)"

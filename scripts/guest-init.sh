@@ -27,7 +27,7 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 mount -t configfs configfs /sys/kernel/config 2>/dev/null
 # kmemleak (the debug kernel): no periodic scan, whose first pass, a minute
-# after boot, cost a debug VM test about a tenth of its guest instructions;
+# after boot, costs a debug VM test about a tenth of its guest instructions;
 # every test scans once at its end instead (pf_kmemleak_check in
 # tests/kselftest/ktap.sh).
 [ ! -w /sys/kernel/debug/kmemleak ] || echo scan=off >/sys/kernel/debug/kmemleak

@@ -188,7 +188,7 @@ host_agent() {
 	set +e
 	# The pause between looks is a read that times out on a FIFO nobody
 	# writes: a builtin, where a sleep each 0.05 s (a fork and an exec)
-	# cost a twentieth of a core for every VM, all its life.
+	# would cost a twentieth of a core for every VM, all its life.
 	mkfifo "$run/agent.pause"
 	exec 7<>"$run/agent.pause"
 	while :; do
@@ -222,8 +222,8 @@ cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=524288"
 cmdline+=" init=$PF_TOP/scripts/guest-init.sh panic=-1 oops=panic"
 # The IO-APIC timer check at boot counts timer ticks against a delay loop:
 # under TCG on a busy host (another VM beside, a 6 GiB guest) the ticks
-# come late and the kernel panics ("IO-APIC + timer doesn't work!"), as it
-# did once on 2026-12-01. Virtual machines skip it (virtme-ng does too).
+# come late and the kernel panics ("IO-APIC + timer doesn't work!").
+# Virtual machines skip it (virtme-ng does too).
 cmdline+=" no_timer_check"
 # Unknown name=value parameters reach init as its environment: where to
 # mount the repository and the cache shares (their host paths), and the

@@ -19,7 +19,7 @@
 # "rx groups-churn upstream"; default: all of them, and the VM runner's
 # self-test).
 # PAGEFILL_JOBS is how many VMs run side by side (default 1: on the
-# project's 2-core machines two VMs under TCG at equal priority took twice
+# project's 2-core machines two VMs under TCG at equal priority take twice
 # as long each). PAGEFILL_BACKGROUND names the flavours whose VM tests run
 # in a worker of their own beside the others, from start to end, at nice
 # PAGEFILL_BACKGROUND_NICE (default: debug, at 19; empty: none): they take
@@ -29,7 +29,7 @@
 # lists, with short timing windows) runs after them, PAGEFILL_ALONE_JOBS at
 # a time (default 4: each flavour's list and its xdp.py, all of which mostly
 # wait, on socat's timeouts and so_txtime's delays; the two lists side by
-# side passed and ended 270 s sooner than one after the other, and xdp.py
+# side pass and end about 270 s sooner than one after the other, and xdp.py
 # beside its list ends about when the list does; testbed.rst, "Time of
 # each stage"), the background beside them. A test
 # that needs the CPUs to itself (vm_alone=2: upstream-solo, a traffic rate
@@ -81,7 +81,7 @@ locked() { flock "$work/lock" "$@"; }
 # same lines can appear twice; each counts once. Points missing from the
 # plan ("1..N": the test stopped, or its output was cut) count as one
 # failure. The output is read as text even if a byte of the console is not
-# (a NUL once made grep print "binary file matches" instead of the lines).
+# (a NUL would make grep print "binary file matches" instead of the lines).
 count_ktap() { # count_ktap PREFIX FILE
 	local line name plan seen points
 	points=$(tr -d '\r\0' <"$2" | grep -a -E '^(not )?ok [0-9]+ |^1\.\.[0-9]+$')
@@ -114,12 +114,12 @@ stage "setup: toolchain root"
 
 # The flavours' setup, in three chains side by side: the fast kernel and
 # the in-tree kernel (a copy of the fast kernel's build), the debug kernel,
-# and the stock Debian kernel's host. One kernel build alone left a core
-# idle a tenth of its time (configuration, the Rust crates, the link: about
-# 100 s of each build on 2026-12-06), and the Debian host's setup (package
-# downloads and unpacking) and the in-tree kernel's copy two fifths of
-# theirs; side by side, each build's make -j$(nproc) fills the other's
-# gaps. Each item's own time is a line of the stage table.
+# and the stock Debian kernel's host. One kernel build alone leaves a core
+# idle a tenth of its time (configuration, the Rust crates, the link), and
+# the Debian host's setup (package downloads and unpacking) and the in-tree
+# kernel's copy two fifths of theirs; side by side, each build's
+# make -j$(nproc) fills the other's gaps. Each item's own time is a line of
+# the stage table.
 setup_flavour() { # setup_flavour FLAVOUR
 	case "$1" in
 	intree) "$top/scripts/in-tree.sh" >/dev/null ;;
@@ -197,9 +197,9 @@ rm -f "$host_log"
 # The lint (rustfmt, clippy builds of the module, checkpatch, the
 # documentation) runs beside the VM tests from their second stage on, at
 # the background VMs' nice (PAGEFILL_BACKGROUND_NICE): it needs about a
-# core for half a minute, which before the VMs was half a minute of the run
-# with a core idle. Its output and points come at the end; its time is its
-# own stage line.
+# core for half a minute, which before the VMs would be half a minute of
+# the run with a core idle. Its output and points come at the end; its time
+# is its own stage line.
 lint_pid=
 lint_start() {
 	[ -n "$flavours" ] || return 0
@@ -221,22 +221,22 @@ lint_finish() {
 }
 
 # The fast kernel runs every VM test with every DMA bounced through
-# swiotlb (as the seed's Driver Verifier did): a driver that reads a buffer
-# without syncing it for the CPU, or writes one the device owns, sees stale
-# data. 256 MiB of bounce buffers: page_pool keeps its pages mapped, up to
-# 64 MiB a queue with 16 KiB buffers. The debug kernel runs them with the
-# DMA-API debugging; a test adds kernel arguments of its own for one flavour
-# with vm_append_FLAVOUR (the debug kernel bounces the data path tests too:
-# bouncing costs it a fifth more time, too much for CI on every test). A
-# test with vm_kernel_args=0 gets none of these (bigmem.test: swiotlb must
-# bounce only what a device cannot reach).
+# swiotlb: a driver that reads a buffer without syncing it for the CPU, or
+# writes one the device owns, sees stale data. 256 MiB of bounce buffers:
+# page_pool keeps its pages mapped, up to 64 MiB a queue with 16 KiB
+# buffers. The debug kernel runs them with the DMA-API debugging; a test
+# adds kernel arguments of its own for one flavour with vm_append_FLAVOUR
+# (the debug kernel bounces the data path tests too: bouncing costs it a
+# fifth more time, too much for CI on every test). A test with
+# vm_kernel_args=0 gets none of these (bigmem.test: swiotlb must bounce
+# only what a device cannot reach).
 # The stock kernel runs as Debian ships it.
 declare -A kernel_args=([fast]="swiotlb=131072,force" [debug]="" [debian]="" [intree]="")
 # The debug kernel's KASAN saves no stack trace at allocation, free and
 # call_rcu() (kasan.stacktrace=off, scripts/kconfig/debug.patch), nor does
 # kmemleak at allocation (kmemleak.stacktrace=off): under TCG those traces
-# were most of KASAN's cost and 8 % of a test's instructions, and no check
-# needs them. A KASAN or kmemleak report fails its test as before, only
+# are most of KASAN's cost and 8 % of a test's instructions, and no check
+# needs them. A KASAN or kmemleak report still fails its test, only
 # without where the object was allocated (and freed); scripts/vm-run.sh
 # keeps the traces, so running that one test again with it shows them. A
 # test that reads kmemleak's traces turns them back on with
@@ -253,8 +253,8 @@ declare -A always_args=([debug]="kasan.stacktrace=off kmemleak.stacktrace=off")
 # last to start are short, so both workers finish at about the same time.
 # A job not timed before goes first, one boot of several tests before one
 # of a single test (on a fresh machine every job: a shared boot of the debug
-# kernel takes five to ten minutes, and started last it ran alone at the
-# end of the run).
+# kernel takes five to ten minutes, and started last it would run alone at
+# the end of the run).
 mkdir -p "$work/jobs" "$work/alone" "$work/solo" "$work/background"
 times_file=$PF_CACHE/vm-test-times
 njobs=0
@@ -304,12 +304,11 @@ run_vm() {
 	# QEMU 11.1's vfio-user client aborts on an assertion of its own
 	# (error_setv: an Error set twice) when a device model dies under it,
 	# which surprise does on purpose (testbed.rst, "QEMU's abort"): about
-	# one run in two on the project's machines, with this driver or the
-	# one before it alike. The guest dies with QEMU, so the test's own
-	# checks never ran: that test alone, for that abort alone, runs again,
-	# up to five more times (six aborts in a row at one in two: one run in
-	# 64), and the log says so. Any other failure, and a sixth abort,
-	# count.
+	# one run in two on the project's machines, whatever the driver does.
+	# The guest dies with QEMU, so the test's own checks never ran: that
+	# test alone, for that abort alone, runs again, up to five more times
+	# (six aborts in a row at one in two: one run in 64), and the log says
+	# so. Any other failure, and a sixth abort, count.
 	local tries=1
 	while [ "$rc" != 0 ] && [ "${names[*]}" = surprise ] && [ "$tries" -lt 6 ] &&
 		grep -aqF "error_setv: Assertion" "$out"; do
@@ -516,10 +515,10 @@ fi
 #
 # While the others run one at a time, a second background worker takes
 # jobs from the same queue: one debug VM beside one fast or stock kernel's
-# left the cores a fifth idle (1314 CPU-seconds in 808 s, 2026-12-06): its
-# vCPUs wait on the device model and the host agent too. It takes no new
-# job once that stage ends, and the tests that run alone (short timing
-# windows) wait for its last one: beside them there is one, as before.
+# leaves the cores a fifth idle: its vCPUs wait on the device model and the
+# host agent too. It takes no new job once that stage ends, and the tests
+# that run alone (short timing windows) wait for its last one: beside them
+# there is one background VM only.
 background_worker() { # background_worker [WHILE_FILE]
 	renice -n "$background_nice" -p "$BASHPID" >/dev/null
 	worker "$work/background" "$@"

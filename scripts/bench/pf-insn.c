@@ -17,7 +17,7 @@
  * the time the vCPUs spent halted (summed over the vCPUs), in nanoseconds.
  * With user=merged the profile counts the blocks of user space (from 4 GiB
  * to the kernel's half) under one address, 0x100000000, by their length:
- * still exact in instructions, and the table no longer fills up with the
+ * still exact in instructions, and the table does not fill up with the
  * blocks of every process that address space randomisation placed anew.
  *
  * QEMU installs no plugin header; the few declarations this file needs are

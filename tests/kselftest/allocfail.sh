@@ -85,13 +85,13 @@ ktap_check "page pool allocations failing: $failed counted, all $written frames 
 # Every page pool allocation fails while streams wait for buffers: NAPI
 # must not spin. A paused stream waiting for a page gets no completion to
 # retry the refill, so NAPI completes and a timer polls again 10 ms later
-# (interrupts.rs, ALLOC_RETRY_MS); an earlier version returned its whole
-# budget instead, a busy loop in softirq context (then ksoftirqd) for as
-# long as memory stayed short. 31 streams of 60 frames of 1400 bytes: a
-# stream needs three buffers (32 KiB hold 23 frames) and can have two (the
-# one the device fills and the one posted), so each starves and the device
-# pauses its sender. Once no frame moves, the interface's polls are
-# counted for 3 s (trace event napi:napi_poll, filtered by device).
+# (interrupts.rs, ALLOC_RETRY_MS); returning the whole budget instead would
+# be a busy loop in softirq context (then ksoftirqd) for as long as memory
+# stays short. 31 streams of 60 frames of 1400 bytes: a stream needs three
+# buffers (32 KiB hold 23 frames) and can have two (the one the device
+# fills and the one posted), so each starves and the device pauses its
+# sender. Once no frame moves, the interface's polls are counted for 3 s
+# (trace event napi:napi_poll, filtered by device).
 queues=$(ethtool -l "$dev" | sed -n '/^Current/,$s/^Combined:[[:space:]]*//p')
 tr=/sys/kernel/tracing
 [ -e "$tr/trace" ] || mount -t tracefs nodev "$tr"
@@ -147,8 +147,7 @@ ktap_check "every page allocation failing: streams wait for buffers, their sende
 # interrupt): 300 polls a queue in the window. The limit, 500 a second a
 # queue, leaves five times that for timer slack and stray interrupts; a
 # busy loop polls back to back, tens of thousands of times a second even
-# under TCG (the driver with its poll returning the whole budget while a
-# stream waits, fast kernel: 314510 polls in 4.2 s over 2 queues).
+# under TCG.
 limit=$((500 * queues * ms / 1000))
 ktap_check "no busy loop while pages cannot be had: $polls NAPI polls in $ms ms over "\
 "$queues queue(s), at most $limit" \
@@ -168,10 +167,9 @@ ktap_check "memory back: the streams resume, every frame delivered complete and 
 # skb heads fail one time in two (atomic allocations of that cache only).
 # NAPI takes skbs from a per-CPU cache, refilled from the slab 32 at a
 # time, and a socket that keeps up frees them back into it, so a fast sink
-# can leave nothing to fail (it did, once, on the debug kernel): the sink
-# reads nothing for its first 5 s, so the skbs of the frames sent
-# meanwhile are allocated without any coming back (up to 620 frames, some
-# 15 refills).
+# can leave nothing to fail: the sink reads nothing for its first 5 s, so
+# the skbs of the frames sent meanwhile are allocated without any coming
+# back (up to 620 frames, some 15 refills).
 w0=$(stat rx_frames) d0=$(qs dropped)
 echo 1 >/sys/kernel/slab/skbuff_head_cache/failslab
 attr failslab cache-filter=Y ignore-gfp-wait=Y interval=1 probability=50 times=-1

@@ -161,9 +161,9 @@ for mode in $modes; do
 		# what the driver does with the buffer tells (see below). At
 		# 1000 frames/s (the default) it has 26 ms to read each lie, as
 		# a slow guest (the debug kernel under TCG) needs to see the
-		# takes at all. At 5000 the fast kernel read a few lies late
-		# (testbed.rst, "Hostile device"), which claim-held-late makes
-		# every lie.
+		# takes at all. At 5000 the fast kernel reads a few lies late
+		# (testbed.rst, "Hostile device"); claim-held-late makes
+		# every lie late.
 		usecs=$(ethtool -c "$dev" | sed -n 's/^rx-usecs:[[:space:]]*//p')
 		ethtool -C "$dev" rx-usecs 5000
 		send_paced 40 "$claim_rate"
@@ -242,9 +242,9 @@ fi
 # watchdog fires and the driver restarts the device; once the stall is over
 # the interface passes traffic again. The stall lasts until the restart
 # is done (ethtool waits for RTNL, which the restart holds; stall 0 ends
-# the stall): a stall of fixed length (12 s, once) could end before a slow
-# guest (the debug kernel under TCG on a busy machine) had started the
-# blast and the watchdog had seen the queue stopped for 5 s.
+# the stall): a stall of fixed length could end before a slow guest (the
+# debug kernel under TCG on a busy machine) had started the blast and the
+# watchdog had seen the queue stopped for 5 s.
 # blast COUNT: COUNT small UDP frames out of the interface, without waiting
 # for room (frames the stuck device holds also hold the socket's buffer).
 blast() {

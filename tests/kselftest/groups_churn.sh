@@ -97,8 +97,7 @@ rm -f /tmp/udp_sink.ready
 # The sink gives up after 180 s without a datagram (only a failure waits
 # that long): the frames of groups 0 and 300 share the rings with group 7's
 # hundredfold flood, and on a loaded host (another VM beside) a backlog of
-# it held them up for over 30 s once (2026-12-01), all written by the
-# device by then.
+# it can hold them up for over 30 s, all written by the device by then.
 PF_SINK_RCVBUF=$((exact * 1024)) PF_SINK_QUIET=180 \
 	python3 -S "$here/udp_sink.py" 9000 "$exact" $((exact / 500 + 600)) \
 	>/tmp/sink.out 2>&1 &

@@ -3,7 +3,7 @@
 #
 # On the debug kernel under TCG every process a test starts costs a fifth
 # of a second or more, a Python one two (testbed.rst, "Time of each
-# stage"), and that, not the driver, was most of those tests' time: the
+# stage"), and that, not the driver, is most of those tests' time: the
 # helpers here start as few as they can (shell builtins where they do), and
 # the tests' own Python scripts, which need only the standard library, run
 # with python3 -S (no site: its .pth files cost a second and a half).

@@ -71,8 +71,8 @@ ktap_check "rx-buf-len the user chose stays across MTU changes, growing only to 
 # only where unaligned access is slow, not on x86. The interface's alias
 # (IFLA_IFALIAS, before them) moves them by 4 bytes: "a" takes 8 bytes,
 # "abcde" 12, so one of the two puts them at 4 mod 8, where the driver
-# must not take them for aligned (a reference to them panicked the debug
-# kernel's Rust under the upstream list's tc).
+# must not take them for aligned (the debug kernel's Rust checks a
+# reference's alignment and panics).
 stats_any_alignment() {
 	for alias in a abcde; do
 		ip link set dev "$dev" alias "$alias" &&

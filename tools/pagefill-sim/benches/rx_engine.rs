@@ -4,8 +4,8 @@
 //! virtual nodes go straight into `Nic::rx_frame`, which packs them into
 //! buffers in fake host memory and posts completions; a minimal host loop
 //! consumes completions and refills entries. Reports frames per second on
-//! one core and the cost per frame, against the seed's target of a
-//! 2.5 Gbit/s link full of 64-byte frames.
+//! one core and the cost per frame, against the target of a 2.5 Gbit/s
+//! link full of 64-byte frames.
 //!
 //! `cargo bench -p pagefill-sim --bench rx_engine [-- FRAME_SIZE...]`
 

@@ -83,8 +83,9 @@ pub fn run_engine(nic: Arc<Mutex<Nic>>, sock: UnixDatagram) {
 
 /// Waits until `sock` has a datagram to read or `wait` has passed, to the
 /// resolution of a high-resolution timer: `ppoll` keeps it, where a receive
-/// timeout (`SO_RCVTIMEO`) is rounded up to jiffies (a 50 µs timeout took 7
-/// to 8 ms on a `HZ=250` host, so the coalescing timer fired that late).
+/// timeout (`SO_RCVTIMEO`) is rounded up to jiffies (a 50 µs timeout takes
+/// 7 to 8 ms on a `HZ=250` host, and the coalescing timer would fire that
+/// late).
 fn wait_readable(sock: &UnixDatagram, wait: Duration) {
     use std::os::fd::AsRawFd;
     let mut pfd = libc::pollfd {

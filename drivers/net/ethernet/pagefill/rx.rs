@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The receive path, the seed's design: for every stream of a joined group,
+//! The receive path: for every stream of a joined group,
 //! a buffer posted in the group's node table ahead of need; the NIC packs
 //! frames into it and reports it; NAPI polls completions (by phase, no MMIO
 //! read), checks every field against what the driver posted, splits the
