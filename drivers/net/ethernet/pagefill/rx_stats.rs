@@ -10,8 +10,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 pub(crate) struct RxStats {
     pub(crate) packets: u64,
     pub(crate) bytes: u64,
-    /// Frames lost for want of an skb, or longer than an AF_XDP socket in
-    /// zero-copy mode takes.
+    /// Frames lost for want of an skb.
     pub(crate) dropped: u64,
     /// Completions or records that failed validation.
     pub(crate) bad: u64,
