@@ -39,7 +39,8 @@ pub const VERSION_MAJOR: u16 = 1;
 /// flow hash ([`ctrl::RX_HASH`], [`record_flags::HASH`]); 4 added chunk
 /// mode ([`reg::Q_CHUNK`], [`chunk_list`]); 5 added steering
 /// ([`ctrl::STEER`], the RSS and filter registers); 6 added loopback and
-/// pause control ([`ctrl::LOOPBACK`], [`ctrl::NO_XOFF`]).
+/// pause control ([`ctrl::LOOPBACK`], [`ctrl::NO_XOFF`],
+/// [`ctrl::IGNORE_XOFF`], the xoff counters).
 pub const VERSION_MINOR: u16 = 6;
 
 /// Groups (broadcast domains) on the fabric, and entries in the master table.

@@ -120,7 +120,6 @@ apart() {
 	totals=$all
 	return "$rc"
 }
-
 # cases MODE CASE,... [-b]: xsk with each CASE alone; the totals summed.
 cases() {
 	cases_mode=$1 cases_list=$2 cases_rc=0 sum=""
