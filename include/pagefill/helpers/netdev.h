@@ -51,7 +51,8 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct netdev_stat_ops *sops, u32 features,
 			   u32 features_off, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
-			   unsigned int max_mtu, u32 xdp_features);
+			   unsigned int max_mtu, u32 xdp_features,
+			   u32 xsk_max_segs);
 unsigned int pagefill_netdev_mtu(const struct net_device *dev);
 void pagefill_netdev_set_mtu(struct net_device *dev, unsigned int mtu);
 /* The pagefill_features of @dev's active features (dev->features). */

@@ -18,6 +18,8 @@ int pagefill_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct net_device *dev
 void pagefill_xsk_pool_dma_unmap(struct xsk_buff_pool *pool);
 u32 pagefill_xsk_pool_get_rx_frame_size(struct xsk_buff_pool *pool);
 bool pagefill_xsk_pool_unaligned(const struct xsk_buff_pool *pool);
+/* Whether @pool's sockets take frames in several buffers (XDP_USE_SG). */
+bool pagefill_xsk_pool_frags(const struct xsk_buff_pool *pool);
 u32 pagefill_xsk_buff_alloc_batch(struct xsk_buff_pool *pool,
 				  struct xdp_buff **xdp, u32 max);
 void pagefill_xsk_buff_free(struct xdp_buff *xdp);
@@ -32,7 +34,7 @@ void pagefill_xsk_set_rx_need_wakeup(struct xsk_buff_pool *pool, bool on);
  */
 u32 pagefill_xsk_tx_take(struct xsk_buff_pool *pool, u32 max);
 void pagefill_xsk_tx_desc(struct xsk_buff_pool *pool, u32 i, dma_addr_t *dma,
-			  u32 *len, u8 *dst);
+			  u32 *len, u8 *dst, bool *more);
 void pagefill_xsk_tx_completed(struct xsk_buff_pool *pool, u32 n);
 void pagefill_xsk_set_tx_need_wakeup(struct xsk_buff_pool *pool);
 /*
@@ -57,16 +59,28 @@ enum pagefill_xsk_verdict {
 };
 
 /*
- * Runs @prog (NULL: none, as XDP_PASS) on the @len bytes the device wrote
- * in the XSK buffer @xdp, with flow hash @hash of @rss_type (enum
- * pagefill_rss, 0 for none) for bpf_xdp_metadata_rx_hash(), and carries
- * out the verdict: the buffer is redirected, copied into *@skb (for
- * XDP_PASS), sent back through the device's ndo_xdp_xmit (XDP_TX), or
- * given back to its pool; it is the caller's no more in any case.
+ * Makes the XSK buffer @xdp hold the @len bytes the device wrote, synced
+ * for the CPU.
+ */
+void pagefill_xsk_set_len(struct xdp_buff *xdp, u32 len);
+/*
+ * Adds the XSK buffer @frag, which holds @len bytes the device wrote, to
+ * the frame @head (set up by pagefill_xsk_set_len()) as its next fragment;
+ * false if the frame has as many as it can take (@frag is still the
+ * caller's then). Freeing @head frees its fragments.
+ */
+bool pagefill_xsk_add_frag(struct xdp_buff *head, struct xdp_buff *frag, u32 len);
+/*
+ * Runs @prog (NULL: none, as XDP_PASS) on the frame in the XSK buffer @xdp
+ * (and its fragments), set up by pagefill_xsk_set_len(), with flow hash
+ * @hash of @rss_type (enum pagefill_rss, 0 for none) for
+ * bpf_xdp_metadata_rx_hash(), and carries out the verdict: the buffer is
+ * redirected, copied into *@skb (for XDP_PASS), sent back through the
+ * device's ndo_xdp_xmit (XDP_TX, a frame in one buffer only), or given
+ * back to its pool; it is the caller's no more in any case.
  */
 enum pagefill_xsk_verdict pagefill_xsk_run(struct bpf_prog *prog,
-					   struct xdp_buff *xdp, u32 len,
-					   u32 hash, u32 rss_type,
-					   struct sk_buff **skb);
+					   struct xdp_buff *xdp, u32 hash,
+					   u32 rss_type, struct sk_buff **skb);
 
 #endif /* _PAGEFILL_HELPERS_XSK_H */

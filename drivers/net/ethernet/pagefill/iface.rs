@@ -303,7 +303,7 @@ impl NetdevData {
             .lock()
             .iter()
             .flatten()
-            .all(|pool| xsk_fits(mtu, pool.room()))
+            .all(|pool| xsk_fits(mtu, pool.room(), pool.frags()))
     }
 
     /// Resets the device: it stops and hands back every buffer. May sleep.
@@ -362,10 +362,20 @@ pub(crate) const ETH_HLEN: usize = 14;
 
 /// Whether a frame of an `mtu`-byte payload fits a 2^`buf_shift` buffer
 /// with its record header.
-/// Whether a frame of an `mtu`-byte payload fits an AF_XDP buffer with
-/// `room` bytes for a frame (zero-copy mode has no multi-buffer frames).
-pub(crate) fn xsk_fits(mtu: u32, room: u32) -> bool {
-    mtu.saturating_add(ETH_HLEN as u32) <= room
+/// Most buffers of an AF_XDP socket's umem a frame spans in zero-copy mode,
+/// for a socket that takes frames in several (`XDP_USE_SG`): received as
+/// the device's chunks of one frame, sent as descriptors of one frame
+/// (the device takes up to 32).
+pub(crate) const XSK_MAX_SEGS: u32 = 8;
+
+const _: () = assert!(XSK_MAX_SEGS as usize <= abi::chunk_list::MAX_CHUNKS);
+
+/// Whether a frame of an `mtu`-byte payload fits an AF_XDP socket's
+/// buffers with `room` bytes for a frame: one, or [`XSK_MAX_SEGS`] for a
+/// socket that takes frames in several (`frags`).
+pub(crate) fn xsk_fits(mtu: u32, room: u32, frags: bool) -> bool {
+    let segs = if frags { XSK_MAX_SEGS } else { 1 };
+    mtu.saturating_add(ETH_HLEN as u32) <= room.saturating_mul(segs)
 }
 
 pub(crate) fn mtu_fits(mtu: u32, buf_shift: u32) -> bool {

@@ -100,13 +100,14 @@ impl Operations for PagefillNetdev {
 
     /// The queue runs in chunk mode from the next start (at once, if the
     /// interface is up: it restarts). A frame must fit one of the pool's
-    /// buffers: multi-buffer AF_XDP is not offered.
+    /// buffers, or [`XSK_MAX_SEGS`](crate::iface::XSK_MAX_SEGS) for sockets
+    /// that take frames in several.
     fn xsk_bind(dev: &Device<Self>, rtnl: &Rtnl<'_>, queue: u32, pool: XskPool) -> Result {
         let data = dev.data();
         let q = queue as usize;
         if queue >= data.max_queues
             || !(abi::MIN_CHUNK_ROOM..=abi::MAX_CHUNK_ROOM).contains(&pool.room())
-            || !xsk_fits(dev.mtu(), pool.room())
+            || !xsk_fits(dev.mtu(), pool.room(), pool.frags())
         {
             return Err(EINVAL);
         }

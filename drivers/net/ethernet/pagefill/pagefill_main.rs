@@ -148,6 +148,7 @@ impl pci::Driver for PagefillDriver {
                 .with(net::xdp::Features::RX_SG)
                 .with(net::xdp::Features::NDO_XMIT_SG)
                 .with(net::xdp::Features::XSK_ZEROCOPY),
+            xsk_max_segs: iface::XSK_MAX_SEGS,
             irq_affinity_auto: true,
         };
         let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;

@@ -10,7 +10,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 pub(crate) struct RxStats {
     pub(crate) packets: u64,
     pub(crate) bytes: u64,
-    /// Frames lost for want of an skb.
+    /// Frames lost for want of an skb, or longer than an AF_XDP socket in
+    /// zero-copy mode takes.
     pub(crate) dropped: u64,
     /// Completions or records that failed validation.
     pub(crate) bad: u64,

@@ -20,11 +20,12 @@
 
 use kernel::{prelude::*, sync::Arc};
 
-use crate::abi::{chunk_list, record_flags};
+use crate::abi::{self, chunk_list, record_flags};
+use crate::iface::XSK_MAX_SEGS;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PagePool;
-use crate::net::xsk::{XskBuf, XskBufs, XskPool, XskRxQueue, XskVerdict};
+use crate::net::xsk::{XskBuf, XskBufs, XskFrame, XskPool, XskRxQueue, XskVerdict};
 use crate::rx::{RxState, XdpPoll};
 use crate::rx_skb::{hand_up, FrameMeta, Record, Split};
 use crate::rx_slot::DeviceBuf;
@@ -49,39 +50,59 @@ const SPARE_BUFS: usize = 2 * CHUNKS_PER_LIST;
 /// first: the pool outlives it).
 pub(crate) struct XskRx {
     _rxq: XskRxQueue,
-    /// Buffers lists came back with unused; given back before the pool.
+    /// Buffers lists came back with unused, the first to be used last;
+    /// given back before the pool.
     spare: KVec<XskBuf>,
     /// Buffers the next list names: lists closed by the timer or the end of
     /// a transmission hold fewer frames than a list's 63 (long frames come
     /// slowly), and a list costs a write and a sync for each buffer it
     /// names. Twice what the last list used, or more after a full one.
     want: usize,
+    /// Buffers a list names at least: those of the longest frame, which
+    /// the device drops if a list it starts has fewer.
+    min: usize,
     pub(crate) pool: Arc<XskPool>,
 }
 
 impl XskRx {
     /// For `pool` and its registration `rxq`; allocates (process context).
     pub(crate) fn new(rxq: XskRxQueue, pool: Arc<XskPool>) -> Result<Self> {
+        let room = (pool.room() as usize).max(1);
+        let min = if pool.frags() {
+            abi::MAX_FRAME_LEN.div_ceil(room).min(XSK_MAX_SEGS as usize)
+        } else {
+            1
+        };
         Ok(Self {
             _rxq: rxq,
             spare: KVec::with_capacity(SPARE_BUFS, GFP_KERNEL)?,
-            want: if pool.unaligned() { 1 } else { CHUNKS_PER_LIST },
+            want: if pool.unaligned() {
+                min
+            } else {
+                CHUNKS_PER_LIST
+            },
+            min,
             pool,
         })
     }
 
     /// A list came back having used `used` of its buffers, full or not;
-    /// `rest` are those it did not use.
-    fn returned(&mut self, used: usize, full: bool, rest: impl Iterator<Item = XskBuf>) {
+    /// `rest` are those it did not use, in the list's order.
+    fn returned(&mut self, used: usize, full: bool, rest: impl DoubleEndedIterator<Item = XskBuf>) {
         self.want = if self.pool.unaligned() {
-            1
+            self.min
         } else if full {
             (self.want * 2).min(CHUNKS_PER_LIST)
         } else {
-            (used * 2).clamp(MIN_CHUNKS_PER_LIST, CHUNKS_PER_LIST)
+            (used * 2).clamp(MIN_CHUNKS_PER_LIST.max(self.min), CHUNKS_PER_LIST)
         };
-        for buf in rest {
-            // Past the spare's room, back to the pool (dropped).
+        self.keep(rest);
+    }
+
+    /// Keeps `bufs` for the next lists, which take them in `bufs`' order;
+    /// past the spare's room, back to the pool (dropped).
+    fn keep(&mut self, bufs: impl DoubleEndedIterator<Item = XskBuf>) {
+        for buf in bufs.rev() {
             let _ = self.spare.push_within_capacity(buf);
         }
     }
@@ -115,7 +136,9 @@ pub(crate) fn chunk_list(
     let want = xsk.want.saturating_sub(bufs.len());
     bufs.fill(&xsk.pool, ctx, want);
     let count = bufs.len();
-    if count == 0 {
+    if count < xsk.min {
+        // Kept for the list made when the program gives more.
+        xsk.keep((0..count).filter_map(|i| bufs.take(i)));
         return Err(NoList::FillEmpty);
     }
     // The buffers go back to the fill ring's pool if there is no page.
@@ -143,10 +166,8 @@ impl RxState {
     /// Runs the frames of a written chunk list, `sp`, through the queue's
     /// program (or hands them up, with none) while the poll's budget lasts;
     /// a list not done is kept in `self.split` for the next poll. The
-    /// list's records are checked as a buffer's are: a frame of no length,
-    /// longer than a buffer's room or continued in the next chunk (the MTU
-    /// fits a buffer: bind refuses it otherwise), or records that disagree
-    /// with the completion, are the device's errors.
+    /// list's records are checked as a buffer's are ([`frame_at`]), and
+    /// records that disagree with the completion are the device's errors.
     pub(crate) fn split_chunks<T: Operations>(
         &mut self,
         dev: &Device<T>,
@@ -154,7 +175,10 @@ impl RxState {
         xdp: Option<&XdpPoll<'_>>,
         mut sp: Split,
     ) {
-        let room = self.xsk.as_ref().map_or(0, |x| x.pool.room()) as usize;
+        let (room, frags) = self
+            .xsk
+            .as_ref()
+            .map_or((0, false), |x| (x.pool.room() as usize, x.pool.frags()));
         let Some(chunks) = sp.chunks.as_mut() else {
             return;
         };
@@ -173,26 +197,39 @@ impl RxState {
                 break;
             }
             left -= 1;
-            let i = sp.off;
-            let at = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::RECORD;
-            let (Some(rec), Some(buf)) = (Record::header(list, at), chunks.take(i)) else {
+            let Some(next) = frame_at(list, chunks, sp.off, room, frags) else {
                 self.stats.bad += 1;
                 break;
             };
-            if rec.len == 0 || rec.len > room || rec.flags() & record_flags::MORE != 0 {
-                self.stats.bad += 1;
-                break;
-            }
-            sp.off += 1;
+            sp.off += next.chunks;
             sp.frames += 1;
-            sp.seen += rec.len;
+            sp.seen += next.len;
+            let rec = next.head;
+            let Some(frame) = next.frame else {
+                // Longer than the socket takes: from a sender of a larger
+                // MTU.
+                self.stats.dropped += 1;
+                consumed += 1;
+                continue;
+            };
+            if next.chunks > 1 {
+                self.stats.xdp_multi_buf += 1;
+                if prog.is_some_and(|p| !p.has_frags()) {
+                    // A program that cannot see the frame whole.
+                    self.stats.packets += 1;
+                    self.stats.bytes += next.len as u64;
+                    self.stats.xdp_errors += 1;
+                    consumed += 1;
+                    continue;
+                }
+            }
             let meta = rec.meta(&self.offloads);
             let stats = &mut self.stats;
             // Every frame the program saw counts as received, whatever it
             // does with it (the netdev queue statistics' rule).
             stats.packets += 1;
-            stats.bytes += rec.len as u64;
-            match buf.run(ctx, prog, rec.len as u32, meta.hash) {
+            stats.bytes += next.len as u64;
+            match frame.run(ctx, prog, meta.hash) {
                 XskVerdict::Redirected => {
                     redirected += 1;
                     consumed += 1;
@@ -254,4 +291,63 @@ impl RxState {
             x.returned(used, full, (used..len).filter_map(|i| chunks.take(i)));
         }
     }
+}
+
+/// A frame of a written chunk list, found by [`frame_at`].
+struct ListFrame {
+    /// The record of its first chunk (the frame's flags and hash).
+    head: Record,
+    /// Its bytes over all its chunks.
+    len: usize,
+    /// The chunks it took.
+    chunks: usize,
+    /// Its buffers, for the program; `None` (given back) if the socket
+    /// does not take a frame in that many.
+    frame: Option<XskFrame>,
+}
+
+/// The frame whose first chunk is entry `at` of the written chunk list
+/// `list`, taken from `chunks` (of `room` bytes each); `frags` if the
+/// socket takes a frame in several (up to [`XSK_MAX_SEGS`]). `None` is the
+/// device's error: a chunk not in the list or already taken, of no length
+/// or beyond the room, or continued (`MORE`) while not full or past the
+/// list's last chunk.
+fn frame_at(
+    list: &[u8],
+    chunks: &mut XskBufs,
+    at: usize,
+    room: usize,
+    frags: bool,
+) -> Option<ListFrame> {
+    let record = |i: usize| {
+        let off = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::RECORD;
+        let rec = Record::header(list, off)?;
+        let more = rec.flags() & record_flags::MORE != 0;
+        (rec.len != 0 && rec.len <= room && (!more || rec.len == room)).then_some((rec, more))
+    };
+    let (head, mut more) = record(at)?;
+    let mut frame = chunks.take(at)?.frame(head.len as u32);
+    let (mut len, mut n) = (head.len, 1);
+    while more {
+        let (rec, next_more) = record(at + n)?;
+        let buf = chunks.take(at + n)?;
+        n += 1;
+        len += rec.len;
+        more = next_more;
+        // A frame the socket cannot take is still read to its end.
+        if !frags || n > XSK_MAX_SEGS as usize {
+            frame = None;
+        }
+        if let Some(f) = frame.as_mut() {
+            if !f.add_frag(buf, rec.len as u32) {
+                frame = None;
+            }
+        }
+    }
+    Some(ListFrame {
+        head,
+        len,
+        chunks: n,
+        frame,
+    })
 }

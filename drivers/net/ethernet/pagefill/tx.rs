@@ -70,13 +70,13 @@ pub(crate) struct TxSlot {
 
 /// A frame from the stack, one an XDP program sent back (`XDP_TX`), one
 /// redirected to the device (`ndo_xdp_xmit`), or one of an AF_XDP socket
-/// in zero-copy mode, `len` bytes in its umem (mapped by its pool: nothing
-/// to unmap; it is reported done to the pool).
+/// in zero-copy mode, `len` bytes in `bufs` of its umem's buffers (mapped
+/// by its pool: nothing to unmap; each is reported done to the pool).
 enum TxFrame {
     Skb(TxMapped),
     Xdp(XdpTxFrame),
     Redirected(XdpFrameTx),
-    Xsk(u32),
+    Xsk { len: u32, bufs: u32 },
 }
 
 impl TxFrame {
@@ -93,7 +93,7 @@ impl TxFrame {
             // SAFETY: the caller's guarantee; the frame goes back to the
             // owner of its memory.
             Self::Redirected(f) => drop(unsafe { f.unmap(dev) }),
-            Self::Xsk(_) => {}
+            Self::Xsk { .. } => {}
         }
     }
 
@@ -102,7 +102,7 @@ impl TxFrame {
             Self::Skb(f) => f.leak(),
             Self::Xdp(f) => f.leak(),
             Self::Redirected(f) => f.leak(),
-            Self::Xsk(_) => {}
+            Self::Xsk { .. } => {}
         }
     }
 }
@@ -219,7 +219,9 @@ impl TxState {
         for i in 0..self.slots.len() as u32 {
             let at = (self.clean.wrapping_add(i) & (self.ring() - 1)) as usize;
             if let Some(s) = self.slots.get_mut(at).and_then(Option::take) {
-                xsk_done += u32::from(matches!(s.frame, TxFrame::Xsk(_)));
+                if let TxFrame::Xsk { bufs, .. } = s.frame {
+                    xsk_done += bufs;
+                }
                 // SAFETY: the device was reset (`_reset`) and not enabled
                 // since: it reads no descriptor and no frame.
                 unsafe { s.frame.unmap(dev) };
@@ -506,9 +508,10 @@ impl TxState {
     }
 
     /// Queues frames of the AF_XDP socket bound to the queue (zero-copy), a
-    /// descriptor each, at most `budget`, in a poll of the queue's NAPI
-    /// instance, leaving the stack's frames their room; the doorbell waits
-    /// for the poll's end. Returns whether the socket may have more.
+    /// descriptor for each of their buffers, at most `budget` buffers, in a
+    /// poll of the queue's NAPI instance, leaving the stack's frames their
+    /// room; the doorbell waits for the poll's end. Returns whether the
+    /// socket may have more.
     pub(crate) fn xmit_xsk(&mut self, ctx: &PollCtx<'_>, rings: &QueueRings, budget: u32) -> bool {
         let Some(pool) = self.xsk.take() else {
             return false;
@@ -519,22 +522,41 @@ impl TxState {
             0
         };
         let max = room.min(budget);
+        // The frame being queued: its buffers so far, their bytes, and the
+        // group its first names (every descriptor of a frame carries it).
+        let (mut bufs, mut len, mut group) = (0u32, 0u32, 0u16);
         let taken = if max > 0 {
             pool.tx_take(ctx, max, |f| {
-                let group = groups::tx_group(&f.dst);
-                // Taken from the socket, the frame must complete in its
-                // turn: one of a length the device refuses is refused by
-                // the device (counted in its `TX_BAD_DESC`) and completes.
-                let len = f.len.clamp(1, u32::from(u16::MAX));
-                let flags = abi::tx_flags::SOF | abi::tx_flags::EOF;
-                if let Some(d) = TxDesc::new(f.dma, len, group, flags, None) {
-                    let _ = rings.tx_write(self.tail, self.shift, &d);
+                if bufs == 0 {
+                    group = groups::tx_group(&f.dst);
                 }
-                self.push(TxFrame::Xsk(f.len), 1);
+                // Taken from the socket, the frame must complete in its
+                // turn: one the device refuses (a length, or a descriptor
+                // left out here) is refused by the device (counted in its
+                // `TX_BAD_DESC`) and completes.
+                let part = f.len.clamp(1, u32::from(u16::MAX));
+                let mut flags = if f.more { 0 } else { abi::tx_flags::EOF };
+                if bufs == 0 {
+                    flags |= abi::tx_flags::SOF;
+                }
+                if let Some(d) = TxDesc::new(f.dma, part, group, flags, None) {
+                    let _ = rings.tx_write(self.tail.wrapping_add(bufs), self.shift, &d);
+                }
+                bufs += 1;
+                len = len.saturating_add(f.len);
+                if !f.more {
+                    self.push(TxFrame::Xsk { len, bufs }, bufs);
+                    (bufs, len) = (0, 0);
+                }
             })
         } else {
             0
         };
+        if bufs > 0 {
+            // The core takes whole frames; were one cut short, its buffers
+            // must still be reported done, after the device refused it.
+            self.push(TxFrame::Xsk { len, bufs }, bufs);
+        }
         pool.set_tx_need_wakeup(ctx);
         self.xsk = Some(pool);
         max > 0 && taken == max
@@ -599,8 +621,8 @@ impl TxState {
                         self.stats.packets += 1;
                         self.stats.bytes += u64::from(f.len());
                     }
-                    TxFrame::Xsk(len) => {
-                        xsk_done += 1;
+                    TxFrame::Xsk { len, bufs } => {
+                        xsk_done += bufs;
                         self.stats.xsk_frames += 1;
                         self.stats.packets += 1;
                         self.stats.bytes += u64::from(*len);

@@ -72,7 +72,8 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 			   const struct netdev_stat_ops *sops, u32 features,
 			   u32 features_off, const u8 *mac,
 			   unsigned int mtu, unsigned int min_mtu,
-			   unsigned int max_mtu, u32 xdp_features)
+			   unsigned int max_mtu, u32 xdp_features,
+			   u32 xsk_max_segs)
 {
 	SET_NETDEV_DEV(dev, parent);
 	dev->netdev_ops = ops;
@@ -90,6 +91,7 @@ void pagefill_netdev_setup(struct net_device *dev, struct device *parent,
 		dev->xdp_metadata_ops = &pagefill_xdp_metadata_ops;
 	/* Not registered yet: no notification, no lock needed. */
 	xdp_set_features_flag(dev, xdp_features);
+	dev->xdp_zc_max_segs = xsk_max_segs;
 }
 
 unsigned int pagefill_netdev_mtu(const struct net_device *dev)

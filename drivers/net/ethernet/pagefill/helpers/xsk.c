@@ -31,6 +31,11 @@ bool pagefill_xsk_pool_unaligned(const struct xsk_buff_pool *pool)
 	return pool->unaligned;
 }
 
+bool pagefill_xsk_pool_frags(const struct xsk_buff_pool *pool)
+{
+	return pool->umem->flags & XDP_UMEM_SG_FLAG;
+}
+
 u32 pagefill_xsk_buff_alloc_batch(struct xsk_buff_pool *pool,
 				  struct xdp_buff **xdp, u32 max)
 {
@@ -84,9 +89,11 @@ u32 pagefill_xsk_tx_take(struct xsk_buff_pool *pool, u32 max)
 }
 
 void pagefill_xsk_tx_desc(struct xsk_buff_pool *pool, u32 i, dma_addr_t *dma,
-			  u32 *len, u8 *dst)
+			  u32 *len, u8 *dst, bool *more)
 {
 	const struct xdp_desc *desc = &pool->tx_descs[i];
+
+	*more = xp_mb_desc(desc);
 
 	*dma = xsk_buff_raw_get_dma(pool, desc->addr);
 	*len = desc->len;
@@ -128,22 +135,32 @@ static_assert(offsetof(struct xdp_buff_xsk, cb) ==
 static_assert(sizeof(struct pagefill_xdp_buff) <=
 	      offsetofend(struct xdp_buff_xsk, cb));
 
-enum pagefill_xsk_verdict pagefill_xsk_run(struct bpf_prog *prog,
-					   struct xdp_buff *xdp, u32 len,
-					   u32 hash, u32 rss_type,
-					   struct sk_buff **skb)
+void pagefill_xsk_set_len(struct xdp_buff *xdp, u32 len)
 {
-	struct pagefill_xdp_buff *buf = container_of(xdp, struct pagefill_xdp_buff, xdp);
 	struct xdp_buff_xsk *xskb = container_of(xdp, struct xdp_buff_xsk, xdp);
-	struct net_device *dev = xdp->rxq->dev;
-	struct xdp_frame *frame;
-	u32 act = XDP_PASS;
 
 	xsk_buff_set_size(xdp, len);
 	/* What the device wrote: xsk_buff_dma_sync_for_cpu() would sync the
 	 * whole buffer in one, across a page boundary.
 	 */
 	pagefill_xsk_sync(xskb->pool, xskb->dma, len, true);
+}
+
+bool pagefill_xsk_add_frag(struct xdp_buff *head, struct xdp_buff *frag, u32 len)
+{
+	pagefill_xsk_set_len(frag, len);
+	return xsk_buff_add_frag(head, frag);
+}
+
+enum pagefill_xsk_verdict pagefill_xsk_run(struct bpf_prog *prog,
+					   struct xdp_buff *xdp, u32 hash,
+					   u32 rss_type, struct sk_buff **skb)
+{
+	struct pagefill_xdp_buff *buf = container_of(xdp, struct pagefill_xdp_buff, xdp);
+	struct net_device *dev = xdp->rxq->dev;
+	struct xdp_frame *frame;
+	u32 act = XDP_PASS;
+
 	buf->hash = hash;
 	buf->rss_type = rss_type;
 	if (prog)
@@ -163,9 +180,10 @@ enum pagefill_xsk_verdict pagefill_xsk_run(struct bpf_prog *prog,
 		return PAGEFILL_XSK_ERROR;
 	case XDP_TX:
 		/* A copy in a page of its own (the buffer goes back to the
-		 * pool), sent as a frame redirected to the device would be.
+		 * pool), sent as a frame redirected to the device would be;
+		 * the copy would leave out a frame's fragments.
 		 */
-		frame = xdp_convert_buff_to_frame(xdp);
+		frame = xdp_buff_has_frags(xdp) ? NULL : xdp_convert_buff_to_frame(xdp);
 		if (frame && dev->netdev_ops->ndo_xdp_xmit(dev, 1, &frame,
 							   XDP_XMIT_FLUSH) == 1)
 			return PAGEFILL_XSK_TX;

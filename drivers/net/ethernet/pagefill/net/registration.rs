@@ -49,6 +49,9 @@ pub struct Config {
     pub features_off: Features,
     /// The XDP actions the driver carries out (`xdp_features`).
     pub xdp_features: crate::net::xdp::Features,
+    /// Most buffers a frame of an AF_XDP socket in zero-copy mode spans
+    /// (`xdp_zc_max_segs`), received or sent; 1: a frame fits one.
+    pub xsk_max_segs: u32,
     /// The core spreads the interrupts of the NAPI instances over the CPUs
     /// (`netif_set_affinity_auto()`), one each, and keeps a user's choice
     /// across restarts.
@@ -161,6 +164,7 @@ impl<T: Operations> Registration<T> {
                 cfg.min_mtu,
                 cfg.max_mtu,
                 cfg.xdp_features.bits(),
+                cfg.xsk_max_segs.max(1),
             )
         };
         // A new interface has no carrier until the driver says the link is up.

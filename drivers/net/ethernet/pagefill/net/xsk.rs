@@ -42,6 +42,7 @@ pub struct XskPool {
     pool: NonNull<ffi::xsk_buff_pool>,
     room: u32,
     unaligned: bool,
+    frags: bool,
 }
 
 // SAFETY: the pool may be used and unmapped from any thread; what the core
@@ -73,11 +74,14 @@ impl XskPool {
         let room = unsafe { ffi::pagefill_xsk_pool_get_rx_frame_size(pool.as_ptr()) };
         // SAFETY: as above.
         let unaligned = unsafe { ffi::pagefill_xsk_pool_unaligned(pool.as_ptr()) };
+        // SAFETY: as above.
+        let frags = unsafe { ffi::pagefill_xsk_pool_frags(pool.as_ptr()) };
         // INVARIANT: bound and mapped; the caller keeps the rest.
         Ok(Self {
             pool,
             room,
             unaligned,
+            frags,
         })
     }
 
@@ -92,6 +96,12 @@ impl XskPool {
     /// The bytes of a frame a buffer holds, from where the device writes.
     pub fn room(&self) -> u32 {
         self.room
+    }
+
+    /// Whether the pool's sockets take a frame in several buffers
+    /// (`XDP_USE_SG`), up to the device's `xdp_zc_max_segs`.
+    pub fn frags(&self) -> bool {
+        self.frags
     }
 
     /// Tells the user-space program, if it asked to be told
@@ -111,13 +121,16 @@ pub struct XskTxFrame {
     pub len: u32,
     /// Its first bytes (the destination address), 0 past its end.
     pub dst: [u8; 6],
+    /// The frame goes on in the next one (a socket's frame in several
+    /// buffers, `XDP_PKT_CONTD`).
+    pub more: bool,
 }
 
 impl XskPool {
-    /// Takes up to `max` frames from the socket's TX ring, in the poll of
-    /// the queue the pool is bound to, handing each to `queue`, which must
-    /// queue it for the device: each is reported done, in order, by
-    /// [`Self::tx_completed`]. Returns how many it took.
+    /// Takes up to `max` buffers from the socket's TX ring, whole frames
+    /// only, in the poll of the queue the pool is bound to, handing each to
+    /// `queue`, which must queue it for the device: each is reported done,
+    /// in order, by [`Self::tx_completed`]. Returns how many it took.
     pub fn tx_take(&self, _ctx: &PollCtx<'_>, max: u32, mut queue: impl FnMut(XskTxFrame)) -> u32 {
         // SAFETY: a live pool (type invariant); its TX ring has one
         // consumer, this queue's poll.
@@ -127,6 +140,7 @@ impl XskPool {
                 dma: 0,
                 len: 0,
                 dst: [0; 6],
+                more: false,
             };
             // SAFETY: `i` is below the count the take returned, whose
             // descriptors the pool holds until the next take.
@@ -137,6 +151,7 @@ impl XskPool {
                     &mut f.dma,
                     &mut f.len,
                     f.dst.as_mut_ptr(),
+                    &mut f.more,
                 )
             };
             queue(f);
@@ -144,7 +159,7 @@ impl XskPool {
         n
     }
 
-    /// Reports `n` more frames taken by [`Self::tx_take`] done (sent, or
+    /// Reports `n` more buffers taken by [`Self::tx_take`] done (sent, or
     /// dropped by a reset), in the order they were taken; their buffers go
     /// back to the socket's completion ring. From the queue's transmit
     /// cleanup, which its transmit lock serialises.
@@ -184,7 +199,7 @@ pub struct XskBuf {
 // SAFETY: a buffer may be given back from any context.
 unsafe impl Send for XskBuf {}
 
-/// What became of a frame [`XskBuf::run`] ran through the program.
+/// What became of a frame [`XskFrame::run`] ran through the program.
 pub enum XskVerdict {
     /// Redirected (to its socket, without a copy); the poll flushes the
     /// redirects before it ends.
@@ -208,32 +223,75 @@ impl XskBuf {
         unsafe { ffi::pagefill_xsk_buff_xdp_get_dma(self.xdp.as_ptr()) }
     }
 
-    /// Runs `prog` (none: the frame goes to the stack) on the `len` bytes
-    /// the device wrote, with flow hash `hash`, in the poll `ctx`, and
-    /// carries out its verdict; a length beyond the buffer's room is
-    /// refused ([`XskVerdict::Failed`]).
-    pub fn run(
-        self,
-        _ctx: &PollCtx<'_>,
-        prog: Option<Prog<'_>>,
-        len: u32,
-        hash: RxHash,
-    ) -> XskVerdict {
+    /// The frame of the `len` bytes the device wrote, for [`XskFrame::run`];
+    /// `None` (the buffer back in the pool) beyond the buffer's room.
+    pub fn frame(self, len: u32) -> Option<XskFrame> {
         if len > self.room {
-            return XskVerdict::Failed;
+            return None;
         }
         let this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: a live buffer of the CPU's (type invariant), with `len`
+        // within its room.
+        unsafe { ffi::pagefill_xsk_set_len(this.xdp.as_ptr(), len) };
+        // INVARIANT: the ownership moves to the frame, set up for `len`.
+        Some(XskFrame {
+            xdp: this.xdp,
+            room: this.room,
+        })
+    }
+}
+
+/// A frame the device wrote into buffers of an [`XskPool`], for the queue's
+/// XDP program: its first buffer, and the others as its fragments. Back to
+/// the pool on drop.
+///
+/// # Invariants
+///
+/// `xdp` is a buffer of a live pool owned by this value, set up for the
+/// bytes the device wrote into it (at most `room`), and owning the
+/// fragments added to it; the device accesses none of them.
+pub struct XskFrame {
+    xdp: NonNull<ffi::xdp_buff>,
+    room: u32,
+}
+
+// SAFETY: a frame's buffers may be given back from any context.
+unsafe impl Send for XskFrame {}
+
+impl XskFrame {
+    /// Adds `buf`, holding the frame's next `len` bytes, as its next
+    /// fragment (the device's chunks of one frame); false if it cannot
+    /// take more fragments or `len` is beyond the buffer's room (`buf`
+    /// goes back to the pool).
+    pub fn add_frag(&mut self, buf: XskBuf, len: u32) -> bool {
+        if len > buf.room || buf.room != self.room {
+            return false;
+        }
+        // SAFETY: `self.xdp` is a frame set up for its bytes (type
+        // invariant) and `buf` a buffer of the same pool (same room) that
+        // the CPU owns, with `len` within its room.
+        let added = unsafe { ffi::pagefill_xsk_add_frag(self.xdp.as_ptr(), buf.xdp.as_ptr(), len) };
+        if added {
+            // INVARIANT: the frame owns it now.
+            core::mem::forget(buf);
+        }
+        added
+    }
+
+    /// Runs `prog` (none: the frame goes to the stack) on the frame, with
+    /// flow hash `hash`, in the poll `ctx`, and carries out its verdict.
+    pub fn run(self, _ctx: &PollCtx<'_>, prog: Option<Prog<'_>>, hash: RxHash) -> XskVerdict {
+        let this = core::mem::ManuallyDrop::new(self);
         let mut skb = core::ptr::null_mut();
-        // SAFETY: a live buffer of the CPU's (type invariant), given up here
-        // (the helper consumes it in every case), with `len` within its
-        // room; a live program for the poll (`Prog`'s invariant) or none;
+        // SAFETY: a live frame of the CPU's, set up for its bytes (type
+        // invariant), given up here (the helper consumes it in every
+        // case); a live program for the poll (`Prog`'s invariant) or none;
         // a NAPI poll (the token's), where redirects are queued and GRO
         // runs.
         let verdict = unsafe {
             ffi::pagefill_xsk_run(
                 prog.map_or(core::ptr::null_mut(), |p| p.as_raw()),
                 this.xdp.as_ptr(),
-                len,
                 hash.value(),
                 hash.rss_type(),
                 &mut skb,
@@ -250,6 +308,14 @@ impl XskBuf {
             ffi::pagefill_xsk_verdict_PAGEFILL_XSK_ABORTED => XskVerdict::Aborted,
             _ => XskVerdict::Failed,
         }
+    }
+}
+
+impl Drop for XskFrame {
+    fn drop(&mut self) {
+        // SAFETY: a live frame we own and give back with its fragments
+        // (type invariant).
+        unsafe { ffi::pagefill_xsk_buff_free(self.xdp.as_ptr()) }
     }
 }
 
