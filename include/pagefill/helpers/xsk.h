@@ -59,20 +59,19 @@ enum pagefill_xsk_verdict {
 };
 
 /*
- * Makes the XSK buffer @xdp hold the @len bytes the device wrote, synced
- * for the CPU.
- */
-void pagefill_xsk_set_len(struct xdp_buff *xdp, u32 len);
-/*
  * Adds the XSK buffer @frag, which holds @len bytes the device wrote, to
- * the frame @head (set up by pagefill_xsk_set_len()) as its next fragment;
- * false if the frame has as many as it can take (@frag is still the
- * caller's then). Freeing @head frees its fragments.
+ * the frame in the XSK buffer @head as its next fragment, after setting
+ * @head up for the @head_len bytes the device wrote there (0: it is, a
+ * fragment was added before); false if the frame has as many as it can
+ * take (@frag is still the caller's then). Freeing @head frees its
+ * fragments.
  */
-bool pagefill_xsk_add_frag(struct xdp_buff *head, struct xdp_buff *frag, u32 len);
+bool pagefill_xsk_add_frag(struct xdp_buff *head, u32 head_len,
+			   struct xdp_buff *frag, u32 len);
 /*
  * Runs @prog (NULL: none, as XDP_PASS) on the frame in the XSK buffer @xdp
- * (and its fragments), set up by pagefill_xsk_set_len(), with flow hash
+ * (and the fragments pagefill_xsk_add_frag() added), after setting @xdp up
+ * for the @len bytes the device wrote there (0: it is), with flow hash
  * @hash of @rss_type (enum pagefill_rss, 0 for none) for
  * bpf_xdp_metadata_rx_hash(), and carries out the verdict: the buffer is
  * redirected, copied into *@skb (for XDP_PASS), sent back through the
@@ -80,7 +79,8 @@ bool pagefill_xsk_add_frag(struct xdp_buff *head, struct xdp_buff *frag, u32 len
  * back to its pool; it is the caller's no more in any case.
  */
 enum pagefill_xsk_verdict pagefill_xsk_run(struct bpf_prog *prog,
-					   struct xdp_buff *xdp, u32 hash,
-					   u32 rss_type, struct sk_buff **skb);
+					   struct xdp_buff *xdp, u32 len,
+					   u32 hash, u32 rss_type,
+					   struct sk_buff **skb);
 
 #endif /* _PAGEFILL_HELPERS_XSK_H */

@@ -166,7 +166,7 @@ impl RxState {
     /// Runs the frames of a written chunk list, `sp`, through the queue's
     /// program (or hands them up, with none) while the poll's budget lasts;
     /// a list not done is kept in `self.split` for the next poll. The
-    /// list's records are checked as a buffer's are ([`frame_at`]), and
+    /// list's records are checked as a buffer's are ([`chunk_ok`]), and
     /// records that disagree with the completion are the device's errors.
     pub(crate) fn split_chunks<T: Operations>(
         &mut self,
@@ -197,27 +197,46 @@ impl RxState {
                 break;
             }
             left -= 1;
-            let Some(next) = frame_at(list, chunks, sp.off, room, frags) else {
+            // The frame's first chunk, and the rest if it goes on: the
+            // entries are checked as records are (`chunk_ok`).
+            let at = sp.off;
+            let (Some(rec), Some(buf)) = (Record::header(list, entry(at)), chunks.take(at)) else {
                 self.stats.bad += 1;
                 break;
             };
-            sp.off += next.chunks;
+            let more = rec.flags() & record_flags::MORE != 0;
+            if !chunk_ok(&rec, more, room) {
+                self.stats.bad += 1;
+                break;
+            }
+            let mut frame = buf.frame(rec.len as u32);
+            let (mut len, mut used) = (rec.len, 1);
+            if more {
+                let Some((rest_len, rest_used)) =
+                    rest_of_frame(list, chunks, at, room, frags, &mut frame)
+                else {
+                    self.stats.bad += 1;
+                    break;
+                };
+                len += rest_len;
+                used += rest_used;
+            }
+            sp.off += used;
             sp.frames += 1;
-            sp.seen += next.len;
-            let rec = next.head;
-            let Some(frame) = next.frame else {
+            sp.seen += len;
+            let Some(frame) = frame else {
                 // Longer than the socket takes: from a sender of a larger
                 // MTU.
                 self.stats.dropped += 1;
                 consumed += 1;
                 continue;
             };
-            if next.chunks > 1 {
+            if used > 1 {
                 self.stats.xdp_multi_buf += 1;
                 if prog.is_some_and(|p| !p.has_frags()) {
                     // A program that cannot see the frame whole.
                     self.stats.packets += 1;
-                    self.stats.bytes += next.len as u64;
+                    self.stats.bytes += len as u64;
                     self.stats.xdp_errors += 1;
                     consumed += 1;
                     continue;
@@ -228,7 +247,7 @@ impl RxState {
             // Every frame the program saw counts as received, whatever it
             // does with it (the netdev queue statistics' rule).
             stats.packets += 1;
-            stats.bytes += next.len as u64;
+            stats.bytes += len as u64;
             match frame.run(ctx, prog, meta.hash) {
                 XskVerdict::Redirected => {
                     redirected += 1;
@@ -293,61 +312,55 @@ impl RxState {
     }
 }
 
-/// A frame of a written chunk list, found by [`frame_at`].
-struct ListFrame {
-    /// The record of its first chunk (the frame's flags and hash).
-    head: Record,
-    /// Its bytes over all its chunks.
-    len: usize,
-    /// The chunks it took.
-    chunks: usize,
-    /// Its buffers, for the program; `None` (given back) if the socket
-    /// does not take a frame in that many.
-    frame: Option<XskFrame>,
+/// Offset of the record of entry `i` of a chunk list.
+#[inline]
+fn entry(i: usize) -> usize {
+    chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::RECORD
 }
 
-/// The frame whose first chunk is entry `at` of the written chunk list
-/// `list`, taken from `chunks` (of `room` bytes each); `frags` if the
-/// socket takes a frame in several (up to [`XSK_MAX_SEGS`]). `None` is the
-/// device's error: a chunk not in the list or already taken, of no length
-/// or beyond the room, or continued (`MORE`) while not full or past the
-/// list's last chunk.
-fn frame_at(
+/// Whether `rec` can be a chunk's record: some bytes, within the room, and
+/// all of it if the frame goes on in the next chunk (`more`). Otherwise, as
+/// a chunk not in the list or already taken, or `MORE` on a list's last
+/// chunk, it is the device's error.
+#[inline]
+fn chunk_ok(rec: &Record, more: bool, room: usize) -> bool {
+    rec.len != 0 && rec.len <= room && (!more || rec.len == room)
+}
+
+/// The chunks after entry `at`, whose frame goes on past it, added to
+/// `frame` as fragments (if the socket takes a frame in several, `frags`,
+/// up to [`XSK_MAX_SEGS`]; else `frame` goes back to the pool): their
+/// bytes and how many, read to the frame's end whether or not the socket
+/// takes it; `None` for a chunk that is the device's error.
+#[cold]
+fn rest_of_frame(
     list: &[u8],
     chunks: &mut XskBufs,
     at: usize,
     room: usize,
     frags: bool,
-) -> Option<ListFrame> {
-    let record = |i: usize| {
-        let off = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::RECORD;
-        let rec = Record::header(list, off)?;
-        let more = rec.flags() & record_flags::MORE != 0;
-        (rec.len != 0 && rec.len <= room && (!more || rec.len == room)).then_some((rec, more))
-    };
-    let (head, mut more) = record(at)?;
-    let mut frame = chunks.take(at)?.frame(head.len as u32);
-    let (mut len, mut n) = (head.len, 1);
+    frame: &mut Option<XskFrame>,
+) -> Option<(usize, usize)> {
+    let (mut len, mut used) = (0, 0);
+    let mut more = true;
     while more {
-        let (rec, next_more) = record(at + n)?;
-        let buf = chunks.take(at + n)?;
-        n += 1;
+        let i = at + 1 + used;
+        let rec = Record::header(list, entry(i))?;
+        let buf = chunks.take(i)?;
+        more = rec.flags() & record_flags::MORE != 0;
+        if !chunk_ok(&rec, more, room) {
+            return None;
+        }
+        used += 1;
         len += rec.len;
-        more = next_more;
-        // A frame the socket cannot take is still read to its end.
-        if !frags || n > XSK_MAX_SEGS as usize {
-            frame = None;
+        if !frags || used + 1 > XSK_MAX_SEGS as usize {
+            *frame = None;
         }
         if let Some(f) = frame.as_mut() {
             if !f.add_frag(buf, rec.len as u32) {
-                frame = None;
+                *frame = None;
             }
         }
     }
-    Some(ListFrame {
-        head,
-        len,
-        chunks: n,
-        frame,
-    })
+    Some((len, used))
 }

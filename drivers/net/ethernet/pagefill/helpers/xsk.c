@@ -135,7 +135,8 @@ static_assert(offsetof(struct xdp_buff_xsk, cb) ==
 static_assert(sizeof(struct pagefill_xdp_buff) <=
 	      offsetofend(struct xdp_buff_xsk, cb));
 
-void pagefill_xsk_set_len(struct xdp_buff *xdp, u32 len)
+/* Makes @xdp hold the @len bytes the device wrote, synced for the CPU. */
+static void pagefill_xsk_set_len(struct xdp_buff *xdp, u32 len)
 {
 	struct xdp_buff_xsk *xskb = container_of(xdp, struct xdp_buff_xsk, xdp);
 
@@ -146,21 +147,27 @@ void pagefill_xsk_set_len(struct xdp_buff *xdp, u32 len)
 	pagefill_xsk_sync(xskb->pool, xskb->dma, len, true);
 }
 
-bool pagefill_xsk_add_frag(struct xdp_buff *head, struct xdp_buff *frag, u32 len)
+bool pagefill_xsk_add_frag(struct xdp_buff *head, u32 head_len,
+			   struct xdp_buff *frag, u32 len)
 {
+	if (head_len)
+		pagefill_xsk_set_len(head, head_len);
 	pagefill_xsk_set_len(frag, len);
 	return xsk_buff_add_frag(head, frag);
 }
 
 enum pagefill_xsk_verdict pagefill_xsk_run(struct bpf_prog *prog,
-					   struct xdp_buff *xdp, u32 hash,
-					   u32 rss_type, struct sk_buff **skb)
+					   struct xdp_buff *xdp, u32 len,
+					   u32 hash, u32 rss_type,
+					   struct sk_buff **skb)
 {
 	struct pagefill_xdp_buff *buf = container_of(xdp, struct pagefill_xdp_buff, xdp);
 	struct net_device *dev = xdp->rxq->dev;
 	struct xdp_frame *frame;
 	u32 act = XDP_PASS;
 
+	if (len)
+		pagefill_xsk_set_len(xdp, len);
 	buf->hash = hash;
 	buf->rss_type = rss_type;
 	if (prog)

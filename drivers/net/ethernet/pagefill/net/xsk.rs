@@ -224,19 +224,20 @@ impl XskBuf {
     }
 
     /// The frame of the `len` bytes the device wrote, for [`XskFrame::run`];
-    /// `None` (the buffer back in the pool) beyond the buffer's room.
+    /// `None` (the buffer back in the pool) for no bytes or beyond the
+    /// buffer's room.
+    #[inline]
     pub fn frame(self, len: u32) -> Option<XskFrame> {
-        if len > self.room {
+        if len == 0 || len > self.room {
             return None;
         }
         let this = core::mem::ManuallyDrop::new(self);
-        // SAFETY: a live buffer of the CPU's (type invariant), with `len`
-        // within its room.
-        unsafe { ffi::pagefill_xsk_set_len(this.xdp.as_ptr(), len) };
-        // INVARIANT: the ownership moves to the frame, set up for `len`.
+        // INVARIANT: the ownership moves to the frame, which holds `len`
+        // bytes the device wrote, not set up yet.
         Some(XskFrame {
             xdp: this.xdp,
             room: this.room,
+            unset: len,
         })
     }
 }
@@ -247,12 +248,15 @@ impl XskBuf {
 ///
 /// # Invariants
 ///
-/// `xdp` is a buffer of a live pool owned by this value, set up for the
-/// bytes the device wrote into it (at most `room`), and owning the
-/// fragments added to it; the device accesses none of them.
+/// `xdp` is a buffer of a live pool owned by this value, owning the
+/// fragments added to it; the device accesses none of them. It holds the
+/// bytes the device wrote (at most `room`): `unset` of them, not set up for
+/// the program yet (set up with the first fragment, or at the run), or, if
+/// `unset` is 0, set up.
 pub struct XskFrame {
     xdp: NonNull<ffi::xdp_buff>,
     room: u32,
+    unset: u32,
 }
 
 // SAFETY: a frame's buffers may be given back from any context.
@@ -261,16 +265,21 @@ unsafe impl Send for XskFrame {}
 impl XskFrame {
     /// Adds `buf`, holding the frame's next `len` bytes, as its next
     /// fragment (the device's chunks of one frame); false if it cannot
-    /// take more fragments or `len` is beyond the buffer's room (`buf`
-    /// goes back to the pool).
+    /// take more fragments or `len` is none or beyond the buffer's room
+    /// (`buf` goes back to the pool).
     pub fn add_frag(&mut self, buf: XskBuf, len: u32) -> bool {
-        if len > buf.room || buf.room != self.room {
+        if len == 0 || len > buf.room || buf.room != self.room {
             return false;
         }
-        // SAFETY: `self.xdp` is a frame set up for its bytes (type
-        // invariant) and `buf` a buffer of the same pool (same room) that
-        // the CPU owns, with `len` within its room.
-        let added = unsafe { ffi::pagefill_xsk_add_frag(self.xdp.as_ptr(), buf.xdp.as_ptr(), len) };
+        // SAFETY: `self.xdp` holds `self.unset` bytes not set up, or is set
+        // up (0) (type invariant); `buf` is a buffer of the same pool (same
+        // room) that the CPU owns, with `len` bytes within its room.
+        let added = unsafe {
+            ffi::pagefill_xsk_add_frag(self.xdp.as_ptr(), self.unset, buf.xdp.as_ptr(), len)
+        };
+        // INVARIANT: the helper set the first buffer up, whether or not
+        // it added `buf`.
+        self.unset = 0;
         if added {
             // INVARIANT: the frame owns it now.
             core::mem::forget(buf);
@@ -280,18 +289,20 @@ impl XskFrame {
 
     /// Runs `prog` (none: the frame goes to the stack) on the frame, with
     /// flow hash `hash`, in the poll `ctx`, and carries out its verdict.
+    #[inline]
     pub fn run(self, _ctx: &PollCtx<'_>, prog: Option<Prog<'_>>, hash: RxHash) -> XskVerdict {
         let this = core::mem::ManuallyDrop::new(self);
         let mut skb = core::ptr::null_mut();
-        // SAFETY: a live frame of the CPU's, set up for its bytes (type
-        // invariant), given up here (the helper consumes it in every
-        // case); a live program for the poll (`Prog`'s invariant) or none;
-        // a NAPI poll (the token's), where redirects are queued and GRO
-        // runs.
+        // SAFETY: a live frame of the CPU's, holding `unset` bytes not set
+        // up or set up (type invariant), given up here (the helper
+        // consumes it in every case); a live program for the poll
+        // (`Prog`'s invariant) or none; a NAPI poll (the token's), where
+        // redirects are queued and GRO runs.
         let verdict = unsafe {
             ffi::pagefill_xsk_run(
                 prog.map_or(core::ptr::null_mut(), |p| p.as_raw()),
                 this.xdp.as_ptr(),
+                this.unset,
                 hash.value(),
                 hash.rss_type(),
                 &mut skb,
