@@ -25,7 +25,8 @@ use crate::iface::XSK_MAX_SEGS;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PagePool;
-use crate::net::xsk::{XskBuf, XskBufs, XskFrame, XskPool, XskRxQueue, XskVerdict};
+use crate::net::xdp::Prog;
+use crate::net::xsk::{XskBuf, XskBufs, XskPool, XskRxQueue, XskVerdict};
 use crate::rx::{RxState, XdpPoll};
 use crate::rx_skb::{hand_up, FrameMeta, Record, Split};
 use crate::rx_slot::DeviceBuf;
@@ -189,7 +190,7 @@ impl RxState {
         // frames left in the budget, those finished without an skb, and
         // those redirected.
         let mut left = ctx.budget_left();
-        let (mut consumed, mut redirected) = (0u32, 0u64);
+        let mut ran = Ran::default();
         let mut done = true;
         while sp.frames < frames {
             if left == 0 {
@@ -197,99 +198,46 @@ impl RxState {
                 break;
             }
             left -= 1;
-            // The frame's first chunk, and the rest if it goes on: the
-            // entries are checked as records are (`chunk_ok`).
             let at = sp.off;
             let (Some(rec), Some(buf)) = (Record::header(list, entry(at)), chunks.take(at)) else {
                 self.stats.bad += 1;
                 break;
             };
-            let more = rec.flags() & record_flags::MORE != 0;
-            if !chunk_ok(&rec, more, room) {
-                self.stats.bad += 1;
-                break;
-            }
-            let mut frame = buf.frame(rec.len as u32);
-            let (mut len, mut used) = (rec.len, 1);
-            if more {
-                let Some((rest_len, rest_used)) =
-                    rest_of_frame(list, chunks, at, room, frags, &mut frame)
-                else {
+            if rec.flags() & record_flags::MORE != 0 {
+                // A frame in several chunks: out of the loop's way, which
+                // the frames of one keep to themselves.
+                let Some((len, used)) = self.multi_chunk_frame(
+                    dev, ctx, prog, list, chunks, at, rec, buf, room, frags, &mut ran,
+                ) else {
                     self.stats.bad += 1;
                     break;
                 };
-                len += rest_len;
-                used += rest_used;
-            }
-            sp.off += used;
-            sp.frames += 1;
-            sp.seen += len;
-            let Some(frame) = frame else {
-                // Longer than the socket takes: from a sender of a larger
-                // MTU.
-                self.stats.dropped += 1;
-                consumed += 1;
+                sp.off += used;
+                sp.frames += 1;
+                sp.seen += len;
                 continue;
-            };
-            if used > 1 {
-                self.stats.xdp_multi_buf += 1;
-                if prog.is_some_and(|p| !p.has_frags()) {
-                    // A program that cannot see the frame whole.
-                    self.stats.packets += 1;
-                    self.stats.bytes += len as u64;
-                    self.stats.xdp_errors += 1;
-                    consumed += 1;
-                    continue;
-                }
             }
+            if !chunk_ok(&rec, false, room) {
+                self.stats.bad += 1;
+                break;
+            }
+            sp.off += 1;
+            sp.frames += 1;
+            sp.seen += rec.len;
             let meta = rec.meta(&self.offloads);
-            let stats = &mut self.stats;
             // Every frame the program saw counts as received, whatever it
             // does with it (the netdev queue statistics' rule).
-            stats.packets += 1;
-            stats.bytes += len as u64;
-            match frame.run(ctx, prog, meta.hash) {
-                XskVerdict::Redirected => {
-                    redirected += 1;
-                    consumed += 1;
-                }
-                XskVerdict::Pass(skb) => {
-                    // A program may have changed the bytes the device
-                    // checked: their checksum is checked again.
-                    let meta = FrameMeta {
-                        csum_ok: meta.csum_ok && prog.is_none(),
-                        ..meta
-                    };
-                    if prog.is_some() {
-                        stats.xdp_pass += 1;
-                    }
-                    hand_up(stats, dev, ctx, skb, meta);
-                }
-                XskVerdict::Tx => {
-                    stats.xdp_tx += 1;
-                    consumed += 1;
-                }
-                XskVerdict::Dropped => {
-                    stats.xdp_drop += 1;
-                    consumed += 1;
-                }
-                XskVerdict::Aborted => {
-                    stats.xdp_aborted += 1;
-                    consumed += 1;
-                }
-                XskVerdict::Failed => {
-                    if prog.is_some() {
-                        stats.xdp_errors += 1;
-                    } else {
-                        stats.dropped += 1;
-                    }
-                    consumed += 1;
-                }
-            }
+            self.stats.packets += 1;
+            self.stats.bytes += rec.len as u64;
+            let verdict = match buf.frame(rec.len as u32) {
+                Some(frame) => frame.run(ctx, prog, meta.hash),
+                None => XskVerdict::Failed,
+            };
+            self.account(dev, ctx, prog, verdict, meta, &mut ran);
         }
-        ctx.count_consumed_n(consumed);
-        if redirected > 0 {
-            self.stats.xdp_redirect += redirected;
+        ctx.count_consumed_n(ran.consumed);
+        if ran.redirected > 0 {
+            self.stats.xdp_redirect += ran.redirected;
             if let Some(x) = xdp {
                 x.redirected.set(true);
             }
@@ -310,6 +258,137 @@ impl RxState {
             x.returned(used, full, (used..len).filter_map(|i| chunks.take(i)));
         }
     }
+
+    /// The frame whose first chunk is entry `at` of `list`, with record
+    /// `rec` and buffer `buf`, and goes on in the next: its chunks are
+    /// added to it as fragments (if the socket takes a frame in several,
+    /// `frags`, up to [`XSK_MAX_SEGS`]; else it is dropped, counted) and it
+    /// runs as [`Self::split_chunks`] runs a frame. Returns its bytes and
+    /// how many chunks it took, read to its end whether or not the socket
+    /// takes it; `None` for a chunk that is the device's error.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn multi_chunk_frame<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        ctx: &PollCtx<'_>,
+        prog: Option<Prog<'_>>,
+        list: &[u8],
+        chunks: &mut XskBufs,
+        at: usize,
+        rec: Record,
+        buf: XskBuf,
+        room: usize,
+        frags: bool,
+        ran: &mut Ran,
+    ) -> Option<(usize, usize)> {
+        if !chunk_ok(&rec, true, room) {
+            return None;
+        }
+        let mut frame = buf.frame(rec.len as u32);
+        let (mut len, mut used) = (rec.len, 1);
+        let mut more = true;
+        while more {
+            let i = at + used;
+            let next = Record::header(list, entry(i))?;
+            let buf = chunks.take(i)?;
+            more = next.flags() & record_flags::MORE != 0;
+            if !chunk_ok(&next, more, room) {
+                return None;
+            }
+            used += 1;
+            len += next.len;
+            if !frags || used > XSK_MAX_SEGS as usize {
+                frame = None;
+            }
+            if let Some(f) = frame.as_mut() {
+                if !f.add_frag(buf, next.len as u32) {
+                    frame = None;
+                }
+            }
+        }
+        let Some(frame) = frame else {
+            // Longer than the socket takes: from a sender of a larger MTU.
+            self.stats.dropped += 1;
+            ran.consumed += 1;
+            return Some((len, used));
+        };
+        self.stats.xdp_multi_buf += 1;
+        self.stats.packets += 1;
+        self.stats.bytes += len as u64;
+        let meta = rec.meta(&self.offloads);
+        let verdict = if prog.is_some_and(|p| !p.has_frags()) {
+            // A program that cannot see the frame whole.
+            drop(frame);
+            XskVerdict::Failed
+        } else {
+            frame.run(ctx, prog, meta.hash)
+        };
+        self.account(dev, ctx, prog, verdict, meta, ran);
+        Some((len, used))
+    }
+
+    /// Counts what became of a frame that ran, `verdict`, and hands up an
+    /// skb the program passed.
+    #[inline(always)]
+    fn account<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        ctx: &PollCtx<'_>,
+        prog: Option<Prog<'_>>,
+        verdict: XskVerdict,
+        meta: FrameMeta,
+        ran: &mut Ran,
+    ) {
+        let stats = &mut self.stats;
+        match verdict {
+            XskVerdict::Redirected => {
+                ran.redirected += 1;
+                ran.consumed += 1;
+            }
+            XskVerdict::Pass(skb) => {
+                // A program may have changed the bytes the device
+                // checked: their checksum is checked again.
+                let meta = FrameMeta {
+                    csum_ok: meta.csum_ok && prog.is_none(),
+                    ..meta
+                };
+                if prog.is_some() {
+                    stats.xdp_pass += 1;
+                }
+                hand_up(stats, dev, ctx, skb, meta);
+            }
+            XskVerdict::Tx => {
+                stats.xdp_tx += 1;
+                ran.consumed += 1;
+            }
+            XskVerdict::Dropped => {
+                stats.xdp_drop += 1;
+                ran.consumed += 1;
+            }
+            XskVerdict::Aborted => {
+                stats.xdp_aborted += 1;
+                ran.consumed += 1;
+            }
+            XskVerdict::Failed => {
+                if prog.is_some() {
+                    stats.xdp_errors += 1;
+                } else {
+                    stats.dropped += 1;
+                }
+                ran.consumed += 1;
+            }
+        }
+    }
+}
+
+/// Frames of a list finished without an skb and redirected, counted in
+/// [`RxState::split_chunks`]'s loop and given to the poll after it.
+#[derive(Default)]
+struct Ran {
+    consumed: u32,
+    redirected: u64,
 }
 
 /// Offset of the record of entry `i` of a chunk list.
@@ -325,42 +404,4 @@ fn entry(i: usize) -> usize {
 #[inline]
 fn chunk_ok(rec: &Record, more: bool, room: usize) -> bool {
     rec.len != 0 && rec.len <= room && (!more || rec.len == room)
-}
-
-/// The chunks after entry `at`, whose frame goes on past it, added to
-/// `frame` as fragments (if the socket takes a frame in several, `frags`,
-/// up to [`XSK_MAX_SEGS`]; else `frame` goes back to the pool): their
-/// bytes and how many, read to the frame's end whether or not the socket
-/// takes it; `None` for a chunk that is the device's error.
-#[cold]
-fn rest_of_frame(
-    list: &[u8],
-    chunks: &mut XskBufs,
-    at: usize,
-    room: usize,
-    frags: bool,
-    frame: &mut Option<XskFrame>,
-) -> Option<(usize, usize)> {
-    let (mut len, mut used) = (0, 0);
-    let mut more = true;
-    while more {
-        let i = at + 1 + used;
-        let rec = Record::header(list, entry(i))?;
-        let buf = chunks.take(i)?;
-        more = rec.flags() & record_flags::MORE != 0;
-        if !chunk_ok(&rec, more, room) {
-            return None;
-        }
-        used += 1;
-        len += rec.len;
-        if !frags || used + 1 > XSK_MAX_SEGS as usize {
-            *frame = None;
-        }
-        if let Some(f) = frame.as_mut() {
-            if !f.add_frag(buf, rec.len as u32) {
-                *frame = None;
-            }
-        }
-    }
-    Some((len, used))
 }
