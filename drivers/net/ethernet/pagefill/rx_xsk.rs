@@ -155,7 +155,13 @@ pub(crate) fn chunk_list(
                 for i in 0..count {
                     let at = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::ADDR;
                     let addr = bufs.dma_addr(i).unwrap_or(0);
-                    mem[at..at + 8].copy_from_slice(&addr.to_le_bytes());
+                    // A store of eight bytes, not a call to copy a slice.
+                    if let Some(entry) = mem
+                        .get_mut(at..at + 8)
+                        .and_then(|m| <&mut [u8; 8]>::try_from(m).ok())
+                    {
+                        *entry = addr.to_le_bytes();
+                    }
                 }
             },
         )

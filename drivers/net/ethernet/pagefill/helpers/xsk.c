@@ -71,6 +71,9 @@ void pagefill_xsk_set_rx_need_wakeup(struct xsk_buff_pool *pool, bool on)
 static void pagefill_xsk_sync(struct xsk_buff_pool *pool, dma_addr_t dma,
 			      u32 len, bool for_cpu)
 {
+	/* The DMA API's own test, once for all the parts. */
+	if (!dma_dev_need_sync(pool->dev))
+		return;
 	while (len) {
 		u32 part = min_t(u32, len, PAGE_SIZE - offset_in_page(dma));
 
