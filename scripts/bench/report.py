@@ -96,7 +96,8 @@ SECTION = {"lat": "section 4", "mem": "section 3", "multi": "section 1c"}
 
 def raw_files(d):
     """DIR's raw files but the profile's: (name, its parsed lines less those
-    a part's own raw file replaces (OWN_KINDS), the kinds replaced)."""
+    a part's own raw file replaces (OWN_KINDS), (kind, file) for each kind
+    of line another file replaces)."""
     names = [f for f in sorted(os.listdir(d))
              if f.startswith("raw-") and f.endswith(".txt") and f != "raw-prof.txt"]
     alone = {k: f for f in names for k in OWN_KINDS.get(f[4:-4], ())}
@@ -104,7 +105,7 @@ def raw_files(d):
     for f in names:
         rows = parse(os.path.join(d, f))
         files.append((f, [(k, x) for k, x in rows if alone.get(k, f) == f],
-                      sorted({k for k, _ in rows if alone.get(k, f) != f})))
+                      sorted({(k, alone[k]) for k, _ in rows if alone.get(k, f) != f})))
     return files
 
 
@@ -326,7 +327,7 @@ def report(d):
     for c, files in commits(d).items():
         names = []
         for f in files:
-            but = ", ".join(SECTION[k] for k in replaced.get(f, ()))
+            but = ", ".join(f"{SECTION[k]}, from `{g}`" for k, g in replaced.get(f, ()))
             names.append(f"`{f}`" + (f" (but {but})" if but else ""))
         p(f"Measured at commit `{c}`: every table from " + ", ".join(names) + ".\n")
     if idle:
@@ -477,8 +478,9 @@ def report(d):
               "the NIC has `napi_defer_hard_irqs` 100 and `gro_flush_timeout` 50000 ns "
               "(sysfs), pagefill `rx-usecs` 0 and EOT 1. Busy-polled: the NAPI work busy "
               "polling did (`BusyPollRxPackets`, which adds up what the polls returned) per "
-              "frame that came back: virtio-net counts one per frame, pagefill two (the frame "
-              "and the completion that closes its buffer), so 1 and 2 mean that busy polling "
+              "frame that came back: virtio-net counts one per frame, pagefill two (the "
+              "completion by which the device claims a buffer, and the one of the frame it "
+              "wrote there), so 1 and 2 mean that busy polling "
               "took every frame and 0 that it took none (an interrupt or the GRO flush timer's "
               "poll did).\n")
         p("Each run gives the percentiles of its round trips, nearest rank (pX: the "
