@@ -19,10 +19,13 @@
 #       (N: pf, vn; pfxdpACT, vnxdpACT with a native XDP program, ACT drop
 #       or tx, and "seen F", the frames it saw)
 #   mem label L streams S groups G ... inflight P inflight_mem B
-#   lat nic N usecs U eot E run R rtt_us min ... p50 ... n N lost L
+#   lat nic N usecs U eot E poll P gap_ms G run R rtt_us min ... p50 ... p99 ...
+#       p99.9 ... n N lost L busy B   (P: pf-echo's busy-poll us, "-" none;
+#       B: frames busy polling took)
 #   prof nic N size S received F ... marks M  (M: markers so far)
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
+# LAT_COUNT, LAT_GAP_MS and LAT_BUSY_US (the coal part's: see there),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
 # gro, merge, multi, xdp, xsk, xdprate, rate, mem, coal, prof), NICS (of the
 # cost, xdp and xsk parts: default "pf vn"; "pf" needs no virtio-net NIC),
@@ -384,17 +387,49 @@ if echo "$what" | grep -qw mem; then
 	mem_point left-to-1-group 0
 fi
 
-# echo_lat NIC EOT: one latency run, 100 lone frames echoed.
-echo_lat() {
-	if [ "$1" = pf ]; then
-		req="lat pf --eot $2 --dst-mac $pfmac --dst-ip 192.0.2.1"
-	else
-		req="lat vn --dst-mac $vnmac --dst-ip 198.18.0.1"
-	fi
-	out=$("$bin/pf-echo" 9001 100 5000 "$req") || true
-	answer "${out##* request }"
+# busy_rx: the frames busy polling took so far (TcpExt BusyPollRxPackets).
+busy_rx() {
+	awk '/^TcpExt:/ { if (!h) { split($0, k); h = 1 } else { split($0, v)
+		for (i in k) if (k[i] == "BusyPollRxPackets") print v[i] } }' /proc/net/netstat
 }
 
+# echo_lat NIC EOT [USECS]: one latency run, LAT_COUNT lone frames echoed,
+# each sent LAT_GAP_MS after the previous one's answer; USECS: pf-echo's
+# socket busy-polls (pf-echo -b USECS). Prints lat.py's answer and "busy
+# B", the frames busy polling took meanwhile.
+echo_lat() {
+	if [ "$1" = pf ]; then
+		req="lat pf --count $lat_count --gap-ms $lat_gap --eot $2 --dst-mac $pfmac --dst-ip 192.0.2.1"
+	else
+		req="lat vn --count $lat_count --gap-ms $lat_gap --dst-mac $vnmac --dst-ip 198.18.0.1"
+	fi
+	busy0=$(busy_rx)
+	out=$("$bin/pf-echo" ${3:+-b "$3"} 9001 "$lat_count" 5000 "$req") || true
+	case "$out" in
+	*" request "*) echo "$(answer "${out##* request }") busy $(($(busy_rx) - busy0))" ;;
+	*) echo "no pf-echo run" ;;
+	esac
+}
+
+# napi_defer DEV DEFER NS: DEV's napi_defer_hard_irqs and gro_flush_timeout
+# (sysfs, every NAPI instance of the device).
+napi_defer() {
+	echo "$2" >"/sys/class/net/$1/napi_defer_hard_irqs"
+	echo "$3" >"/sys/class/net/$1/gro_flush_timeout"
+}
+
+# coal: the round trip of a lone frame (lat lines; "poll" is pf-echo's
+# busy-poll time, "-" for none): pagefill with its default rx-usecs and
+# with 0, the sender marking the frame end of transmission (EOT 1) or
+# leaving it to the coalescing timer; virtio-net; and both with busy
+# polling, LAT_BUSY_US (default "50 20000"; above LAT_GAP_MS the loop
+# spans the wait for the next frame), the NAPI settings the kernel's
+# selftests/net/busy_poll_test.sh uses (napi_defer_hard_irqs 100,
+# gro_flush_timeout 50000 ns) and pagefill at rx-usecs 0 and EOT 1.
+# LAT_COUNT frames a run (default 1000), LAT_GAP_MS apart (default 2).
+lat_count=${LAT_COUNT:-1000}
+lat_gap=${LAT_GAP_MS:-2}
+lat_busy=${LAT_BUSY_US:-50 20000}
 if echo "$what" | grep -qw coal; then
 	# The echoes go back to node 30 of the fabric, and to the same address
 	# behind virtio-net's socket.
@@ -403,15 +438,25 @@ if echo "$what" | grep -qw coal; then
 	ip neigh add 198.18.0.30 lladdr 02:50:46:4c:00:1e dev "$vn"
 	default=$(ethtool -c "$pf" | awk '$1 == "rx-usecs:" { print $2 }')
 	echo "# ethtool -C $vn rx-usecs 0: $(ethtool -C "$vn" rx-usecs 0 2>&1 || true)"
+	echo "# latency runs: $lat_count frames, $lat_gap ms apart; busy polling $lat_busy us"
 	for r in $(seq "$runs"); do
 		for usecs in "$default" 0; do
 			ethtool -C "$pf" rx-usecs "$usecs"
 			for eot in 1 0; do
-				echo "lat nic pf usecs $usecs eot $eot run $r $(echo_lat pf "$eot")"
+				echo "lat nic pf usecs $usecs eot $eot poll - gap_ms $lat_gap run $r $(echo_lat pf "$eot")"
 			done
 		done
+		echo "lat nic vn usecs - eot - poll - gap_ms $lat_gap run $r $(echo_lat vn -)"
+		ethtool -C "$pf" rx-usecs 0
+		for nic in pf vn; do
+			if [ "$nic" = pf ]; then dev=$pf eot=1 usecs=0; else dev=$vn eot=- usecs=-; fi
+			napi_defer "$dev" 100 50000
+			for us in $lat_busy; do
+				echo "lat nic $nic usecs $usecs eot $eot poll $us gap_ms $lat_gap run $r $(echo_lat "$nic" "$eot" "$us")"
+			done
+			napi_defer "$dev" 0 0
+		done
 		ethtool -C "$pf" rx-usecs "$default"
-		echo "lat nic vn usecs - eot - run $r $(echo_lat vn -)"
 	done
 fi
 

@@ -12,7 +12,10 @@ the coalescing timer), and the answer comes back as a fabric broadcast.
 NIC vn: the frame goes into QEMU's virtio-net datagram socket, and the answer
 comes out to the peer path QEMU sends to. RUN is vm-run.sh's run folder.
 
-Prints "rtt_us min A p10 B p50 C p90 D max E n N lost L".
+Prints "rtt_us min A p10 B p50 C p90 D p99 E p99.9 F max G n N lost L",
+whole microseconds over the N frames that came back (L did not within 1 s):
+pX is the nearest-rank percentile, the ceil(X/100 * N)-th smallest round
+trip, so at N = 1000 p99 has 10 round trips above it and p99.9 one.
 """
 import argparse
 import os
@@ -52,8 +55,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
     ap.add_argument("nic", choices=["pf", "vn"])
-    ap.add_argument("--count", type=int, default=100)
-    ap.add_argument("--gap-ms", type=float, default=20)
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--gap-ms", type=float, default=2)
     ap.add_argument("--eot", type=int, default=1)
     ap.add_argument("--dst-mac", required=True)
     ap.add_argument("--dst-ip", required=True)
@@ -114,10 +117,14 @@ def main():
         os.unlink(me)
     rtts.sort()
 
-    def q(p):
-        return int(rtts[min(len(rtts) - 1, int(p * len(rtts)))]) if rtts else -1
+    def q(permille):
+        """Nearest rank: the ceil(permille / 1000 * n)-th smallest (the smallest for 0)."""
+        if not rtts:
+            return -1
+        return int(rtts[max(0, -(-permille * len(rtts) // 1000) - 1)])
 
-    print(f"rtt_us min {q(0)} p10 {q(0.1)} p50 {q(0.5)} p90 {q(0.9)} max {q(1)} n {len(rtts)} lost {lost}")
+    print(f"rtt_us min {q(0)} p10 {q(100)} p50 {q(500)} p90 {q(900)} p99 {q(990)} "
+          f"p99.9 {q(999)} max {q(1000)} n {len(rtts)} lost {lost}")
 
 
 if __name__ == "__main__":

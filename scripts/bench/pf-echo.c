@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pf-echo PORT COUNT TIMEOUT_MS REQUEST: the guest end of the latency runs.
- * Binds a UDP socket, hands REQUEST to the host agent (as pf-sink does),
- * and sends every datagram back to its sender until COUNT have been echoed
- * or none came for TIMEOUT_MS. Prints "echoed N request ID". The host side
- * (scripts/bench/lat.py) times the round trips.
+ * pf-echo [-b USECS] PORT COUNT TIMEOUT_MS REQUEST: the guest end of the
+ * latency runs. Binds a UDP socket, hands REQUEST to the host agent (as
+ * pf-sink does), and sends every datagram back to its sender until COUNT
+ * have been echoed or none came for TIMEOUT_MS. Prints "echoed N request
+ * ID". The host side (scripts/bench/lat.py) times the round trips.
+ *
+ * -b USECS: busy polling, as Documentation/networking/napi.rst ("Busy
+ * polling", "IRQ mitigation") describes it for a socket: SO_BUSY_POLL
+ * USECS, SO_PREFER_BUSY_POLL and SO_BUSY_POLL_BUDGET 16 (the kernel's
+ * selftests/net/busy_poll_test.sh). The program still blocks in recvfrom:
+ * the receive call polls the socket's NAPI instance for up to USECS before
+ * it sleeps (net.core.busy_read's "time to busy loop waiting for packets on
+ * the device queue").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +22,24 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#ifndef SO_BUSY_POLL
+#define SO_BUSY_POLL 46
+#endif
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET 70
+#endif
+
+static int set(int s, int opt, int val, const char *name)
+{
+	if (setsockopt(s, SOL_SOCKET, opt, &val, sizeof(val)) == 0)
+		return 0;
+	perror(name);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in addr = { .sin_family = AF_INET }, from;
@@ -21,11 +47,15 @@ int main(int argc, char **argv)
 	struct timeval tv;
 	char buf[2048], id[64], tmp[128], req[128];
 	long count, echoed = 0;
+	int s, opt, busy_us = 0;
 	FILE *f;
-	int s;
 
-	if (argc < 5) {
-		fprintf(stderr, "usage: pf-echo PORT COUNT TIMEOUT_MS REQUEST\n");
+	while ((opt = getopt(argc, argv, "b:")) == 'b')
+		busy_us = atoi(optarg);
+	argv += optind - 1;
+	argc -= optind - 1;
+	if (opt != -1 || argc < 5) {
+		fprintf(stderr, "usage: pf-echo [-b USECS] PORT COUNT TIMEOUT_MS REQUEST\n");
 		return 2;
 	}
 	count = atol(argv[2]);
@@ -36,6 +66,11 @@ int main(int argc, char **argv)
 	if (s < 0 || bind(s, (struct sockaddr *)&addr, sizeof(addr)))
 		return perror("pf-echo"), 1;
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (busy_us > 0 &&
+	    (set(s, SO_BUSY_POLL, busy_us, "pf-echo: SO_BUSY_POLL") ||
+	     set(s, SO_PREFER_BUSY_POLL, 1, "pf-echo: SO_PREFER_BUSY_POLL") ||
+	     set(s, SO_BUSY_POLL_BUDGET, 16, "pf-echo: SO_BUSY_POLL_BUDGET")))
+		return 1;
 	snprintf(id, sizeof(id), "echo.%d.%ld", getpid(), (long)time(NULL));
 	snprintf(tmp, sizeof(tmp), "/run/pf/tmp.%s", id);
 	snprintf(req, sizeof(req), "/run/pf/req.%s", id);

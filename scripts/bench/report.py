@@ -86,13 +86,32 @@ def parse(path):
     return rows
 
 
+# A part run again on its own (bench.sh --what PART --out ELSEWHERE, its
+# raw-PART.txt copied beside the others) stands for that part: its lines
+# replace, in the other raw files, those of the kinds that part alone
+# prints. The parts, those kinds, and the section of results.md they make.
+OWN_KINDS = {"coal": ("lat",), "mem": ("mem",), "multi": ("multi",)}
+SECTION = {"lat": "section 4", "mem": "section 3", "multi": "section 1c"}
+
+
+def raw_files(d):
+    """DIR's raw files but the profile's: (name, its parsed lines less those
+    a part's own raw file replaces (OWN_KINDS), (kind, file) for each kind
+    of line another file replaces)."""
+    names = [f for f in sorted(os.listdir(d))
+             if f.startswith("raw-") and f.endswith(".txt") and f != "raw-prof.txt"]
+    alone = {k: f for f in names for k in OWN_KINDS.get(f[4:-4], ())}
+    files = []
+    for f in names:
+        rows = parse(os.path.join(d, f))
+        files.append((f, [(k, x) for k, x in rows if alone.get(k, f) == f],
+                      sorted({(k, alone[k]) for k, _ in rows if alone.get(k, f) != f})))
+    return files
+
+
 def raw_rows(d):
-    """Every raw line of DIR but the profile's, parsed."""
-    rows = []
-    for f in sorted(os.listdir(d)):
-        if f.startswith("raw-") and f.endswith(".txt") and f != "raw-prof.txt":
-            rows += parse(os.path.join(d, f))
-    return rows
+    """Every raw line of DIR but the profile's, parsed (raw_files)."""
+    return [r for _, rows, _ in raw_files(d) for r in rows]
 
 
 def load_profile(d):
@@ -304,8 +323,13 @@ def report(d):
     p("# pagefill vs virtio-net: results\n")
     p("Made by `scripts/bench.sh` (see Documentation/networking/device_drivers/ethernet/"
       "pagefill/benchmarks.rst). Raw lines: `raw-*.txt`.\n")
+    replaced = {f: kinds for f, _, kinds in raw_files(d)}
     for c, files in commits(d).items():
-        p(f"Measured at commit `{c}`: every table from " + ", ".join(f"`{f}`" for f in files) + ".\n")
+        names = []
+        for f in files:
+            but = ", ".join(f"{SECTION[k]}, from `{g}`" for k, g in replaced.get(f, ()))
+            names.append(f"`{f}`" + (f" (but {but})" if but else ""))
+        p(f"Measured at commit `{c}`: every table from " + ", ".join(names) + ".\n")
     if idle:
         p(f"Idle baseline: {len(idle)} windows of the sink waiting, "
           f"{tot_rate * 1e9:.0f} instructions/s (kernel {ker_rate * 1e9:.0f}/s), subtracted "
@@ -437,26 +461,68 @@ def report(d):
           "posted buffers, capped by the ring limit.\n")
     lat = [x for k, x in rows if k == "lat"]
     if lat:
+        frames = sorted({x.get("n", 0) + x.get("lost", 0) for x in lat})
+        gaps = sorted({x.get("gap_ms", 20) for x in lat})
+        polls = sorted({x.get("poll", "-") for x in lat} - {"-"})
         p("## 4. Round trip of a lone 64-byte frame (host clock)\n")
         p("The host sends one UDP frame, the guest's pf-echo sends it back through the same NIC, "
-          "and the next frame leaves 20 ms after the answer; 100 frames per run. EOT 1: the "
+          f"and the next frame leaves {'/'.join(map(str, gaps))} ms after the answer; "
+          f"{'/'.join(map(str, frames))} frames per run, {lat_runs(lat)} runs. EOT 1: the "
           "sender marks the frame end of transmission (the device writes the buffer at once); "
           "EOT 0: the coalescing timer (`rx-usecs`) writes it. Microseconds; TCG and a loaded "
           "host, so only the differences mean much.\n")
-        p("| NIC | rx-usecs | EOT | median of run p50 | runs' p50 | best min | lost |")
-        p("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-        keys = []
-        for x in lat:
-            k = (x["nic"], x["usecs"], x["eot"])
-            if k not in keys:
-                keys.append(k)
-        for k in keys:
-            rs = [x for x in lat if (x["nic"], x["usecs"], x["eot"]) == k and x.get("n", 0) > 0]
-            p50 = [x["p50"] for x in rs]
-            p(f"| {NICS[k[0]]} | {k[1]} | {k[2]} | {fnum(med(p50))} | {rng(p50)} | "
-              f"{fnum(min([x['min'] for x in rs]) if rs else None)} | "
-              f"{sum(x.get('lost', 0) for x in lat if (x['nic'], x['usecs'], x['eot']) == k)} |")
+        if polls:
+            p("Busy poll: pf-echo's socket has `SO_BUSY_POLL` set to that many microseconds, "
+              "`SO_PREFER_BUSY_POLL` and `SO_BUSY_POLL_BUDGET` 16, and still blocks in "
+              "`recvfrom`, which polls the NIC's NAPI instance for that long before it sleeps; "
+              "the NIC has `napi_defer_hard_irqs` 100 and `gro_flush_timeout` 50000 ns "
+              "(sysfs), pagefill `rx-usecs` 0 and EOT 1. Busy-polled: the NAPI work busy "
+              "polling did (`BusyPollRxPackets`, which adds up what the polls returned) per "
+              "frame that came back: virtio-net counts one per frame, pagefill two (the "
+              "completion by which the device claims a buffer, and the one of the frame it "
+              "wrote there), so 1 and 2 mean that busy polling "
+              "took every frame and 0 that it took none (an interrupt or the GRO flush timer's "
+              "poll did).\n")
+        p("Each run gives the percentiles of its round trips, nearest rank (pX: the "
+          f"ceil(X/100 n)-th smallest of n; of {frames[-1]}, p99 has "
+          f"{frames[-1] - -(-99 * frames[-1] // 100)} above it and p99.9 "
+          f"{frames[-1] - -(-999 * frames[-1] // 1000)}). p50 and p99: the median of the "
+          "runs' and the runs' range; p99.9: the worst run's; min: the best run's. Lost: "
+          "frames not back within 1 s, all runs.\n")
+        p("| NIC | rx-usecs | EOT | busy poll, us | p50 | p50 range | p99 | p99 range | "
+          "worst p99.9 | best min | busy-polled | lost |")
+        p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for k in lat_keys(lat):
+            rs = [x for x in lat if lat_key(x) == k and x.get("n", 0) > 0]
+            p50, p99 = [x["p50"] for x in rs], [x["p99"] for x in rs if "p99" in x]
+            worst = max([x["p99.9"] for x in rs if "p99.9" in x], default=None)
+            busy = [x for x in rs if "busy" in x]
+            share = (f"{sum(x['busy'] for x in busy) / sum(x['n'] for x in busy):.2f}"
+                     if busy and k[3] != "-" else "-")
+            p(f"| {NICS[k[0]]} | {k[1]} | {k[2]} | {k[3]} | {fnum(med(p50))} | {rng(p50)} | "
+              f"{fnum(med(p99))} | {rng(p99)} | {fnum(worst)} | "
+              f"{fnum(min([x['min'] for x in rs]) if rs else None)} | {share} | "
+              f"{sum(x.get('lost', 0) for x in lat if lat_key(x) == k)} |")
         p("")
+
+
+def lat_key(x):
+    """A latency line's case: NIC, rx-usecs, EOT, busy-poll time."""
+    return (x["nic"], x["usecs"], x["eot"], x.get("poll", "-"))
+
+
+def lat_keys(lat):
+    """The latency cases in the order of their first lines."""
+    keys = []
+    for x in lat:
+        if lat_key(x) not in keys:
+            keys.append(lat_key(x))
+    return keys
+
+
+def lat_runs(lat):
+    """The runs of the case with most."""
+    return max(len([x for x in lat if lat_key(x) == k]) for k in lat_keys(lat))
 
 
 def load_symbols(kallsyms, system_map):
@@ -771,21 +837,20 @@ def rst(d):
                    ["pinned", "bytes"], ["seed's", "design:", "one per", "member node"],
                    ["target:", "one per", "stream"]], body)
     lat = [x for k, x in rows if k == "lat"]
-    keys = []
-    for x in lat:
-        if (x["nic"], x["usecs"], x["eot"]) not in keys:
-            keys.append((x["nic"], x["usecs"], x["eot"]))
     body = []
-    for k in keys:
-        rs = [x for x in lat if (x["nic"], x["usecs"], x["eot"]) == k and x.get("n", 0) > 0]
+    for k in lat_keys(lat):
+        rs = [x for x in lat if lat_key(x) == k and x.get("n", 0) > 0]
         eot = {1: "yes", 0: "no"}.get(k[2], "\\-")
         body.append([NICS[k[0]], k[1] if k[1] != "-" else "\\-", eot,
-                     n(med([x["p50"] for x in rs])),
-                     sum(x.get("lost", 0) for x in lat if (x["nic"], x["usecs"], x["eot"]) == k)])
+                     k[3] if k[3] != "-" else "\\-",
+                     n(med([x["p50"] for x in rs])), n(med([x["p99"] for x in rs if "p99" in x])),
+                     n(max([x["p99.9"] for x in rs if "p99.9" in x], default=None)),
+                     sum(x.get("lost", 0) for x in lat if lat_key(x) == k)])
     if body:
         rst_table("bench-latency", "Round trip of a lone 64-byte frame, microseconds",
-                  [["NIC"], ["rx-usecs"], ["end of", "transmission"], ["median of", "the runs'",
-                   "medians"], ["lost"]], body)
+                  [["NIC"], ["rx-usecs"], ["end of", "transmission"], ["busy", "poll, us"],
+                   ["p50:", "median", "of runs"], ["p99:", "median", "of runs"],
+                   ["p99.9:", "worst", "run"], ["lost"]], body)
     if os.path.exists(os.path.join(d, "profile.tsv")):
         runs = load_profile(d)
         # The cases the page discusses, narrow headings.
