@@ -40,8 +40,9 @@ pub const VERSION_MAJOR: u16 = 1;
 /// mode ([`reg::Q_CHUNK`], [`chunk_list`]); 5 added steering
 /// ([`ctrl::STEER`], the RSS and filter registers); 6 added loopback and
 /// pause control ([`ctrl::LOOPBACK`], [`ctrl::NO_XOFF`],
-/// [`ctrl::IGNORE_XOFF`], the xoff counters).
-pub const VERSION_MINOR: u16 = 6;
+/// [`ctrl::IGNORE_XOFF`], the xoff counters); 7 added a coalescing timer
+/// per queue pair ([`reg::Q_COALESCE_USECS`]).
+pub const VERSION_MINOR: u16 = 7;
 
 /// Groups (broadcast domains) on the fabric, and entries in the master table.
 pub const MAX_GROUPS: usize = 4096;
@@ -143,7 +144,8 @@ pub mod reg {
     pub const BUF_SHIFT: usize = 0x050;
     /// RW: coalescing timer in microseconds: the longest a frame waits in a
     /// partly filled buffer before the buffer is written. 0 writes every
-    /// buffer as soon as no further frame of its stream is waiting.
+    /// buffer as soon as no further frame of its stream is waiting. A write
+    /// sets every queue pair's [`Q_COALESCE_USECS`] too (minor 7).
     pub const COALESCE_USECS: usize = 0x054;
     /// RW while disabled: queue pairs in use, 1..=MAX_QUEUES.
     pub const NUM_QUEUES: usize = 0x058;
@@ -215,6 +217,10 @@ pub mod reg {
     /// ([`super::MIN_CHUNK_ROOM`]..=[`super::MAX_CHUNK_ROOM`]): the node
     /// table entries of the queue's streams hold [`super::chunk_list`]s.
     pub const Q_CHUNK: usize = 0x2c;
+    /// Queue register (minor 7): the coalescing timer, in microseconds, of
+    /// the buffers whose frames go to the queue pair; a write of
+    /// [`COALESCE_USECS`] sets every queue pair's.
+    pub const Q_COALESCE_USECS: usize = 0x30;
 
     /// Offset of register `r` of queue pair `q`.
     pub const fn queue(q: usize, r: usize) -> usize {

@@ -14,6 +14,7 @@
 
 #include <pagefill/helpers/bottom_half.h>
 #include <pagefill/helpers/bpf.h>
+#include <pagefill/helpers/dim.h>
 #include <pagefill/helpers/dma.h>
 #include <pagefill/helpers/ethtool.h>
 #include <pagefill/helpers/napi.h>

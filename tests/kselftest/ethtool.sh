@@ -6,7 +6,9 @@
 # interface's own statistics count; -g/-G, -c/-C and -l/-L change what they
 # say and traffic passes after each change; a jumbo MTU brings larger
 # buffers; with two channels, netlink (ynl) shows the queues, a NAPI
-# instance per queue pair with its interrupt, and the page pools.
+# instance per queue pair with its interrupt, and the page pools; each
+# queue's coalescing is set apart (--per-queue), and adaptive-rx gives a
+# queue that receives net_dim()'s timer, the device's register checked.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
 ktap_plan 17
@@ -113,6 +115,52 @@ pf_ynl --dump page-pool-get >/tmp/pools 2>&1
 sed 's/^/# /' /tmp/pools
 ktap_check "ynl page-pool-get: a page pool per queue on the interface" \
 	[ "$(grep -c "'ifindex': $ifindex" /tmp/pools)" -eq 2 ]
+
+# Coalescing per queue: what ethtool --per-queue shows of queue $1, its
+# rx-usecs and whether adaptive; and the timer the device holds for it
+# (its model's register, through the host agent).
+qcoal() { ethtool --per-queue "$a" queue_mask "$((1 << $1))" --show-coalesce; }
+qusecs() { qcoal "$1" | sed -n 's/^rx-usecs:[[:space:]]*//p'; }
+qadaptive() { qcoal "$1" | sed -n 's/^Adaptive RX:[[:space:]]*\([a-z]*\).*/\1/p'; }
+dev_usecs() { pf_host ctl 0 stats | sed -n "s/^coalesce_usecs $1 //p"; }
+# dev_agrees Q...: each queue's timer in the device is what ethtool shows
+# (without the host agent, nothing to compare).
+dev_agrees() {
+	[ -d /run/pf ] || return 0
+	for q; do [ "$(dev_usecs "$q")" = "$(qusecs "$q")" ] || return 1; done
+}
+per_queue() {
+	ethtool --per-queue "$a" queue_mask 0x2 --coalesce rx-usecs 7 &&
+		[ "$(qusecs 1)" = 7 ] && [ "$(qusecs 0)" = 200 ] && [ "$(usecs)" = 200 ] &&
+		dev_agrees 0 1 && pings
+}
+ktap_check "ethtool --per-queue: queue 1's rx-usecs 7, queue 0's 200, in the device too; "\
+"traffic passes" per_queue
+# net_dim()'s receive profiles counted from a completion (lib/dim).
+dim_profile() { case "$1" in 2 | 8 | 16 | 32 | 64) return 0 ;; esac; return 1; }
+adaptive() {
+	ethtool -C "$a" adaptive-rx on && ethtool -c "$a" | grep -q '^Adaptive RX:[[:space:]]*on' &&
+		[ "$(qadaptive 0)" = on ] && [ "$(qadaptive 1)" = on ] || return 1
+	ping -f -c 400 -W 2 192.0.2.2 >/dev/null || return 1
+	# The queue the peer's stream is steered to took net_dim()'s profile.
+	chosen=
+	for q in 0 1; do
+		u=$(qusecs "$q")
+		echo "# queue $q: rx-usecs $u"
+		dim_profile "$u" && dev_agrees "$q" && chosen=$q
+	done
+	[ -n "$chosen" ]
+}
+ktap_check "ethtool -C adaptive-rx on: under a ping flood, net_dim()'s timer on the queue "\
+"that received, in the device too" adaptive
+fixed_again() {
+	ethtool -C "$a" adaptive-rx off rx-usecs 50 &&
+		ethtool -c "$a" | grep -q '^Adaptive RX:[[:space:]]*off' &&
+		[ "$(qadaptive 0)" = off ] && [ "$(qusecs 0)" = 50 ] && [ "$(qusecs 1)" = 50 ] &&
+		dev_agrees 0 1 && pings
+}
+ktap_check "ethtool -C adaptive-rx off rx-usecs 50: every queue 50 again, in the device too" \
+	fixed_again
 ktap_check "ethtool -L combined 1 again, traffic passes" eval 'ethtool -L "$a" combined 1 && pings'
 ip netns del peer
 rmmod pagefill

@@ -89,7 +89,7 @@ pub struct Counters {
 }
 
 /// A queue pair's host-programmed configuration.
-#[derive(Default, Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct QueueConfig {
     pub cq_addr: u64,
     pub cq_shift: u32,
@@ -100,6 +100,28 @@ pub struct QueueConfig {
     pub tx_vector: u16,
     /// `Q_CHUNK`: 0 in buffer mode, else the room of each chunk.
     pub chunk_room: u32,
+    /// `Q_COALESCE_USECS`: the coalescing timer of the buffers whose
+    /// frames go to this queue pair.
+    pub coalesce_usecs: u32,
+}
+
+/// The coalescing timer after reset, in microseconds.
+const DEFAULT_COALESCE_USECS: u32 = 50;
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self {
+            cq_addr: 0,
+            cq_shift: 0,
+            tx_addr: 0,
+            tx_shift: 0,
+            qsb_addr: 0,
+            rx_vector: 0,
+            tx_vector: 0,
+            chunk_room: 0,
+            coalesce_usecs: DEFAULT_COALESCE_USECS,
+        }
+    }
 }
 
 /// The NIC.
@@ -165,7 +187,7 @@ impl Nic {
             link_up: true,
             master: 0,
             buf_shift: abi::MIN_BUF_SHIFT,
-            coalesce_usecs: 50,
+            coalesce_usecs: DEFAULT_COALESCE_USECS,
             rx_hash: false,
             steer: false,
             loopback: false,
@@ -201,7 +223,7 @@ impl Nic {
         self.fatal = false;
         self.master = 0;
         self.buf_shift = abi::MIN_BUF_SHIFT;
-        self.coalesce_usecs = 50;
+        self.coalesce_usecs = DEFAULT_COALESCE_USECS;
         self.rx_hash = false;
         self.steer = false;
         self.loopback = false;
@@ -373,6 +395,7 @@ impl Nic {
                     reg::Q_QSB_HI => (q.qsb_addr >> 32) as u32,
                     reg::Q_VECTORS => u32::from(q.rx_vector) | u32::from(q.tx_vector) << 8,
                     reg::Q_CHUNK => q.chunk_room,
+                    reg::Q_COALESCE_USECS => q.coalesce_usecs,
                     _ => return Err(AccessError::NoRegister { offset: o as u64 }),
                 }
             }
@@ -410,7 +433,12 @@ impl Nic {
             reg::BUF_SHIFT if cfg => self.buf_shift = v,
             reg::NUM_QUEUES if cfg => self.num_queues = v,
             reg::MASTER_LO | reg::MASTER_HI | reg::BUF_SHIFT | reg::NUM_QUEUES => {}
-            reg::COALESCE_USECS => self.coalesce_usecs = v,
+            reg::COALESCE_USECS => {
+                self.coalesce_usecs = v;
+                for q in &mut self.queues {
+                    q.coalesce_usecs = v;
+                }
+            }
             reg::MISC_CAUSE => self.misc_cause &= !v,
             reg::MISC_ARM => {
                 if v & 1 != 0 {
@@ -451,6 +479,7 @@ impl Nic {
                         q.tx_vector = ((v >> 8) & 0xff) as u16;
                     }
                     reg::Q_CHUNK if cfg => q.chunk_room = v,
+                    reg::Q_COALESCE_USECS => q.coalesce_usecs = v,
                     reg::Q_CQ_LO
                     | reg::Q_CQ_HI
                     | reg::Q_CQ_SHIFT

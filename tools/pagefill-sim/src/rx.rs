@@ -537,7 +537,8 @@ impl Nic {
         }
         lane.frames += 1;
         if lane.deadline.is_none() {
-            lane.deadline = Some(now + Duration::from_micros(u64::from(self.coalesce_usecs)));
+            let usecs = self.queues[q].coalesce_usecs;
+            lane.deadline = Some(now + Duration::from_micros(u64::from(usecs)));
             self.rx.open.push((abi::stream_id(group, src), q));
         }
         if f.eot {

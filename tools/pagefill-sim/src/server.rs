@@ -121,6 +121,9 @@ pub fn control_command(nic: &Mutex<Nic>, line: &str) -> String {
                 .map(|kv| kv.trim().replacen(": ", " ", 1) + "\n")
                 .collect();
             out.push_str(&format!("buffers_held {}\n", n.rx.buffers_held()));
+            for (q, c) in n.queues.iter().enumerate() {
+                out.push_str(&format!("coalesce_usecs {q} {}\n", c.coalesce_usecs));
+            }
             for ((g, node), s) in n.rx.stream_stats() {
                 out.push_str(&format!(
                     "stream {g} {node} {} {} {} {} {}\n",

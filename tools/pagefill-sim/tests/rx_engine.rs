@@ -288,6 +288,47 @@ fn the_coalescing_timer_writes_a_partly_filled_buffer() {
 }
 
 #[test]
+fn each_queue_pair_has_its_own_coalescing_timer() {
+    let mut h = Host::new(4, 8, 12);
+    h.write(reg::COALESCE_USECS, 50);
+    let q_reg = |q: usize| reg::queue(q, reg::Q_COALESCE_USECS);
+    assert!(
+        (0..4).all(|q| h.read(q_reg(q)) == 50),
+        "a global write sets every queue's"
+    );
+    // Two streams of group 0 on different queue pairs.
+    let (a, b) = (
+        1u8,
+        (2u8..32)
+            .find(|&n| abi::stream_queue(0, n, 4) != abi::stream_queue(0, 1, 4))
+            .unwrap(),
+    );
+    let (qa, qb) = (
+        abi::stream_queue(0, a, 4) as usize,
+        abi::stream_queue(0, b, 4) as usize,
+    );
+    h.write(q_reg(qa), 10);
+    assert_eq!((h.read(q_reg(qa)), h.read(q_reg(qb))), (10, 50));
+    h.join(0, &[a, b]);
+    h.frame(0, a, 0, 64, false);
+    h.frame(0, b, 0, 64, false);
+    h.completions(qa);
+    h.completions(qb);
+    h.advance(Duration::from_micros(11));
+    let c = h.completions(qa);
+    assert_eq!(
+        (c.len(), c[0].flags),
+        (1, rx_flags::TIMEOUT),
+        "queue {qa}: its own 10 us"
+    );
+    assert!(h.completions(qb).is_empty(), "queue {qb} keeps 50 us");
+    h.advance(Duration::from_micros(40));
+    assert_eq!(h.completions(qb).len(), 1);
+    h.write(reg::COALESCE_USECS, 20);
+    assert_eq!(h.read(q_reg(qa)), 20);
+}
+
+#[test]
 fn streams_are_steered_to_queues_by_hash_and_say_which() {
     let mut h = Host::new(4, 8, 12);
     let mut seen = [0usize; 4];

@@ -248,20 +248,95 @@ impl EthtoolOps for PagefillNetdev {
     }
 
     fn coalesce(dev: &Device<Self>) -> Coalesce {
+        let set = dev.data().settings();
         Coalesce {
-            rx_usecs: dev.data().settings().coalesce_usecs,
+            rx_usecs: set.coalesce_usecs,
+            use_adaptive_rx: set.adaptive_rx,
         }
     }
 
     fn set_coalesce(dev: &Device<Self>, _rtnl: &Rtnl<'_>, c: &Coalesce) -> Result {
+        let data = dev.data();
+        if c.use_adaptive_rx && !data.queue_coalesce {
+            return Err(EOPNOTSUPP);
+        }
         if c.rx_usecs > MAX_COALESCE_USECS {
             return Err(EINVAL);
         }
+        {
+            let mut set = data.settings.lock();
+            set.coalesce_usecs = c.rx_usecs;
+            set.adaptive_rx = c.use_adaptive_rx;
+        }
+        for q in data.queues.iter() {
+            q.coalesce.set(c.rx_usecs, c.use_adaptive_rx);
+        }
+        // The timer registers may change while the device runs: one write
+        // sets every queue's. Adaptive queues' polls apply net_dim()'s.
+        if !c.use_adaptive_rx {
+            if let Some(bar) = data.bar.try_access() {
+                bar.write32(c.rx_usecs, abi::reg::COALESCE_USECS);
+                for q in data.queues.iter() {
+                    q.coalesce.applied(c.rx_usecs);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn queue_coalesce(dev: &Device<Self>, _rtnl: &Rtnl<'_>, queue: u32) -> Result<Coalesce> {
         let data = dev.data();
-        data.settings.lock().coalesce_usecs = c.rx_usecs;
-        // The timer register may change while the device runs.
-        if let Some(bar) = data.bar.try_access() {
-            bar.write32(c.rx_usecs, abi::reg::COALESCE_USECS);
+        if !data.queue_coalesce {
+            return Err(EOPNOTSUPP);
+        }
+        let Some(q) = data
+            .queues
+            .get(queue as usize)
+            .filter(|_| queue < data.max_queues)
+        else {
+            return Err(EINVAL);
+        };
+        Ok(Coalesce {
+            // What the device holds: net_dim()'s choice when adaptive.
+            rx_usecs: if q.coalesce.adaptive() {
+                q.coalesce.current()
+            } else {
+                q.coalesce.usecs()
+            },
+            use_adaptive_rx: q.coalesce.adaptive(),
+        })
+    }
+
+    fn set_queue_coalesce(
+        dev: &Device<Self>,
+        _rtnl: &Rtnl<'_>,
+        queue: u32,
+        c: &Coalesce,
+    ) -> Result {
+        let data = dev.data();
+        if !data.queue_coalesce {
+            return Err(EOPNOTSUPP);
+        }
+        let Some(q) = data
+            .queues
+            .get(queue as usize)
+            .filter(|_| queue < data.max_queues)
+        else {
+            return Err(EINVAL);
+        };
+        if c.rx_usecs > MAX_COALESCE_USECS {
+            return Err(EINVAL);
+        }
+        q.coalesce.set(c.rx_usecs, c.use_adaptive_rx);
+        // Given to the device now (the queue may be idle), and again by
+        // the queue's poll if it raced with this.
+        let running = queue < data.queues_in_use.load(Ordering::Acquire);
+        if let (true, false, Some(bar)) = (running, c.use_adaptive_rx, data.bar.try_access()) {
+            bar.try_write32(
+                c.rx_usecs,
+                abi::reg::queue(queue as usize, abi::reg::Q_COALESCE_USECS),
+            )?;
+            q.coalesce.applied(c.rx_usecs);
         }
         Ok(())
     }

@@ -143,4 +143,12 @@ impl Identity {
     pub(crate) fn has_rx_hash(&self) -> bool {
         abi::version_minor(self.version) >= 3
     }
+
+    /// Whether each queue pair has its own coalescing timer
+    /// ([`abi::reg::Q_COALESCE_USECS`], minor version 7); before, the
+    /// register is not there, and the driver offers neither per-queue nor
+    /// adaptive coalescing.
+    pub(crate) fn has_queue_coalesce(&self) -> bool {
+        abi::version_minor(self.version) >= 7
+    }
 }

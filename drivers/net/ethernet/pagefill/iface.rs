@@ -41,10 +41,12 @@ use kernel::{
 };
 
 use crate::abi;
+use crate::coalesce::QueueCoalesce;
 use crate::ethtool_ops::{DeviceCounters, DEVICE_COUNTERS};
 use crate::groups::{GroupSet, Tables};
 use crate::hw::{self, Quiesced};
 use crate::net::bh;
+use crate::net::dim::Dim;
 use crate::net::ethtool::Pause;
 use crate::net::irq::DeviceIrq;
 use crate::net::napi::{Napi, NapiOwned};
@@ -66,6 +68,8 @@ pub(crate) struct Settings {
     pub(crate) rx: RxConfig,
     pub(crate) tx_shift: u32,
     pub(crate) coalesce_usecs: u32,
+    /// `net_dim()` chooses each queue's coalescing timer (`adaptive-rx`).
+    pub(crate) adaptive_rx: bool,
     /// Queue pairs in use.
     pub(crate) queues: u32,
     /// Whether the user chose the buffer size (`ethtool -G rx-buf-len`): it
@@ -83,6 +87,7 @@ impl Settings {
         rx: RxConfig::DEFAULT,
         tx_shift: TX_SHIFT_DEFAULT,
         coalesce_usecs: 50,
+        adaptive_rx: false,
         queues: 1,
         buf_len_chosen: false,
         loopback: false,
@@ -119,6 +124,8 @@ pub(crate) struct Queue {
     /// Transmit state; `ndo_start_xmit` and NAPI share it.
     #[pin]
     pub(crate) tx: SpinLock<TxState>,
+    /// Receive coalescing as ethtool set it for the queue.
+    pub(crate) coalesce: QueueCoalesce,
 }
 
 impl Queue {
@@ -129,6 +136,7 @@ impl Queue {
             rx: NapiOwned::new(RxState::new()),
             mailbox <- MailSlot::new(),
             rx_stats: PublishedRxStats::new(),
+            coalesce: QueueCoalesce::new(Settings::DEFAULT.coalesce_usecs),
             tx <- new_spinlock!(TxState::new()),
         }? Error)
     }
@@ -169,6 +177,9 @@ pub(crate) struct NetdevData {
     /// The device writes flow hashes into its records
     /// ([`crate::hw::Identity::has_rx_hash`]).
     pub(crate) rx_hash: bool,
+    /// Each queue pair has its own coalescing timer
+    /// ([`crate::hw::Identity::has_queue_coalesce`]).
+    pub(crate) queue_coalesce: bool,
     /// Queue pairs in use since the interface last opened: what NAPI and
     /// the address list's updates go by, without the settings' lock.
     pub(crate) queues_in_use: AtomicU32,
@@ -215,6 +226,7 @@ pub(crate) struct Probed {
     pub(crate) link_mbps: u32,
     pub(crate) node_id: u8,
     pub(crate) rx_hash: bool,
+    pub(crate) queue_coalesce: bool,
 }
 
 impl NetdevData {
@@ -274,6 +286,7 @@ impl NetdevData {
             link_mbps: p.link_mbps,
             node_id: p.node_id,
             rx_hash: p.rx_hash,
+            queue_coalesce: p.queue_coalesce,
             queues_in_use: AtomicU32::new(p.queues),
             settings <- new_mutex!(Settings {
                 queues: p.queues,
@@ -595,6 +608,15 @@ impl PagefillNetdev {
                 let steering = data.steering.lock();
                 let bar = data.bar.try_access().ok_or(ENODEV)?;
                 bar.write32(set.coalesce_usecs, abi::reg::COALESCE_USECS);
+                // Queues of a timer of their own (ethtool --per-queue)
+                // start with it; adaptive ones with it too, until their
+                // poll applies net_dim()'s.
+                for (i, q) in data.queues.iter().enumerate().take(set.queues as usize) {
+                    let usecs = q.coalesce.usecs();
+                    if data.queue_coalesce && usecs != set.coalesce_usecs {
+                        bar.try_write32(usecs, abi::reg::queue(i, abi::reg::Q_COALESCE_USECS))?;
+                    }
+                }
                 // The reset cleared the steering registers.
                 steering.program(&bar)?;
                 // The device hashes every frame when it can: the hash costs
@@ -681,11 +703,27 @@ impl PagefillNetdev {
             )?),
             None => None,
         };
+        // The queue's timer once the device is enabled (start()); a device
+        // of one timer for all has no adaptive coalescing.
+        let usecs = if data.queue_coalesce {
+            q.coalesce.usecs()
+        } else {
+            set.coalesce_usecs
+        };
+        q.coalesce.applied(usecs);
+        let dim = if data.queue_coalesce {
+            Some(Dim::new()?)
+        } else {
+            None
+        };
         q.mailbox.clear();
-        q.rx.stopped_mut(&q.napi, rtnl, |rx| {
-            rx.install(pool, xdp_rxq, xsk, set.rx.ring, data.senders(set), i as u8)
-        })
-        .ok_or(EBUSY)??;
+        let unused_dim =
+            q.rx.stopped_mut(&q.napi, rtnl, |rx| {
+                rx.install(pool, xdp_rxq, xsk, set.rx.ring, data.senders(set), i as u8)
+                    .map(|()| rx.moderation.start(dim, usecs))
+            })
+            .ok_or(EBUSY)??;
+        drop(unused_dim);
         q.napi.start(rtnl, dev, q.irq, QUEUE_IRQ_NAMES[i], i as u32)
     }
 }

@@ -120,6 +120,13 @@ impl Poll for PagefillNetdev {
         if work >= budget || xsk_more {
             return budget;
         }
+        // Completing: an interrupt comes next, the event net_dim() counts.
+        if let (true, Some(bar)) = (data.queue_coalesce, &bar) {
+            let (packets, bytes) = (rx.stats.packets, rx.stats.bytes);
+            if let Some(usecs) = rx.moderation.poll(pctx, &q.coalesce, packets, bytes) {
+                let _ = bar.try_write32(usecs, abi::reg::queue(i, abi::reg::Q_COALESCE_USECS));
+            }
+        }
         // A paused stream that waits for a page gets no completion to retry
         // the refill: a timer polls again, rather than a loop in softirq
         // context until memory comes back.

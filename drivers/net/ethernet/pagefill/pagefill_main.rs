@@ -19,6 +19,7 @@ use kernel::{
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../../../include/pagefill/abi.rs"]
 mod abi;
+mod coalesce;
 mod ethtool_ops;
 mod ffi;
 mod groups;
@@ -162,6 +163,7 @@ impl pci::Driver for PagefillDriver {
             link_mbps: id.link_mbps,
             node_id: id.node,
             rx_hash: id.has_rx_hash(),
+            queue_coalesce: id.has_queue_coalesce(),
         });
         let netdev = net::registration::Registration::new(pdev.as_ref(), &cfg, data)?;
         Ok(PagefillDevice {

@@ -26,6 +26,7 @@
 use kernel::{prelude::*, sync::SpinLock};
 
 use crate::abi;
+use crate::coalesce::Moderation;
 use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
@@ -143,6 +144,8 @@ pub(crate) struct RxState {
     /// The offloads in force for this poll.
     pub(crate) offloads: RxOffloads,
     pub(crate) stats: RxStats,
+    /// The queue's coalescing timer, as its poll applies it.
+    pub(crate) moderation: Moderation,
 }
 
 const _: () = assert!(MAX_JOINED <= 64);
@@ -180,6 +183,7 @@ impl RxState {
             broken: None,
             alloc_failed: false,
             stats: RxStats::default(),
+            moderation: Moderation::new(),
         }
     }
 

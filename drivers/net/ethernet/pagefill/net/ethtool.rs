@@ -55,6 +55,21 @@ pub trait EthtoolOps: Operations {
     /// Sets the coalescing of `ethtool -C` (only the parameters in
     /// `COALESCE_SUPPORTED` reach the driver).
     fn set_coalesce(dev: &Device<Self>, rtnl: &Rtnl<'_>, c: &Coalesce) -> Result;
+    /// Coalescing of receive queue `queue`, for `ethtool --per-queue
+    /// ... --show-coalesce`; none without per-queue coalescing.
+    fn queue_coalesce(_dev: &Device<Self>, _rtnl: &Rtnl<'_>, _queue: u32) -> Result<Coalesce> {
+        Err(EOPNOTSUPP)
+    }
+    /// Sets the coalescing of receive queue `queue` (`ethtool --per-queue
+    /// ... --coalesce`).
+    fn set_queue_coalesce(
+        _dev: &Device<Self>,
+        _rtnl: &Rtnl<'_>,
+        _queue: u32,
+        _c: &Coalesce,
+    ) -> Result {
+        Err(EOPNOTSUPP)
+    }
     /// Channels, for `ethtool -l`.
     fn channels(dev: &Device<Self>) -> Channels;
     /// Sets the channels of `ethtool -L` (within the maximum).
@@ -182,6 +197,8 @@ pub struct Rings {
 pub struct Coalesce {
     /// The longest a received frame waits before the device reports it.
     pub rx_usecs: u32,
+    /// The driver adapts `rx_usecs` to the traffic (`adaptive-rx`).
+    pub use_adaptive_rx: bool,
 }
 
 /// Link flow control, as `ethtool -a` shows it: pause frames (xoff)
@@ -213,6 +230,8 @@ pub struct Channels {
 
 /// `ETHTOOL_COALESCE_RX_USECS`.
 const COALESCE_RX_USECS: u32 = 1 << 0;
+/// `ETHTOOL_COALESCE_USE_ADAPTIVE_RX`.
+const COALESCE_USE_ADAPTIVE_RX: u32 = 1 << 9;
 
 /// Writes `parts` one after the other into `dst` as a NUL-terminated
 /// string, truncated to fit.
@@ -442,8 +461,55 @@ impl<T: EthtoolOps> EthtoolTable<T> {
         // SAFETY: the ethtool core passes a registered device and valid
         // structures.
         let (dev, c) = unsafe { (Device::<T>::from_raw_ptr(dev), &mut *c) };
-        c.rx_coalesce_usecs = T::coalesce(dev).rx_usecs;
+        Self::fill_coalesce(c, &T::coalesce(dev));
         0
+    }
+
+    /// Writes `from` into the ethtool core's `c`.
+    fn fill_coalesce(c: &mut kernel::bindings::ethtool_coalesce, from: &Coalesce) {
+        c.rx_coalesce_usecs = from.rx_usecs;
+        c.use_adaptive_rx_coalesce = u32::from(from.use_adaptive_rx);
+    }
+
+    /// What the ethtool core's `c` asks for.
+    fn read_coalesce(c: &kernel::bindings::ethtool_coalesce) -> Coalesce {
+        Coalesce {
+            rx_usecs: c.rx_coalesce_usecs,
+            use_adaptive_rx: c.use_adaptive_rx_coalesce != 0,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `dev` registered for `T`; `c` valid and writable; called under RTNL
+    /// (the ethtool ioctl's).
+    unsafe extern "C" fn get_per_queue_coalesce(
+        dev: *mut kernel::bindings::net_device,
+        queue: u32,
+        c: *mut kernel::bindings::ethtool_coalesce,
+    ) -> c_int {
+        // SAFETY: the ethtool core passes a registered device and a valid
+        // structure, and holds RTNL.
+        let (dev, c, rtnl) =
+            unsafe { (Device::<T>::from_raw_ptr(dev), &mut *c, Rtnl::assume_held()) };
+        from_result(|| {
+            Self::fill_coalesce(c, &T::queue_coalesce(dev, &rtnl, queue)?);
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Self::get_per_queue_coalesce`].
+    unsafe extern "C" fn set_per_queue_coalesce(
+        dev: *mut kernel::bindings::net_device,
+        queue: u32,
+        c: *mut kernel::bindings::ethtool_coalesce,
+    ) -> c_int {
+        // SAFETY: as above.
+        let (dev, c, rtnl) = unsafe { (Device::<T>::from_raw_ptr(dev), &*c, Rtnl::assume_held()) };
+        let c = Self::read_coalesce(c);
+        from_result(|| T::set_queue_coalesce(dev, &rtnl, queue, &c).map(|()| 0))
     }
 
     /// # Safety
@@ -457,9 +523,7 @@ impl<T: EthtoolOps> EthtoolTable<T> {
     ) -> c_int {
         // SAFETY: as above; the core holds RTNL.
         let (dev, c, rtnl) = unsafe { (Device::<T>::from_raw_ptr(dev), &*c, Rtnl::assume_held()) };
-        let c = Coalesce {
-            rx_usecs: c.rx_coalesce_usecs,
-        };
+        let c = Self::read_coalesce(c);
         from_result(|| T::set_coalesce(dev, &rtnl, &c).map(|()| 0))
     }
 
@@ -576,13 +640,15 @@ impl<T: EthtoolOps> EthtoolTable<T> {
     }
 
     pub(crate) const TABLE: kernel::bindings::ethtool_ops = kernel::bindings::ethtool_ops {
-        supported_coalesce_params: COALESCE_RX_USECS,
+        supported_coalesce_params: COALESCE_RX_USECS | COALESCE_USE_ADAPTIVE_RX,
         supported_ring_params:
             kernel::bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_RX_BUF_LEN,
         get_ringparam: Some(Self::get_ringparam),
         set_ringparam: Some(Self::set_ringparam),
         get_coalesce: Some(Self::get_coalesce),
         set_coalesce: Some(Self::set_coalesce),
+        get_per_queue_coalesce: Some(Self::get_per_queue_coalesce),
+        set_per_queue_coalesce: Some(Self::set_per_queue_coalesce),
         get_channels: Some(Self::get_channels),
         set_channels: Some(Self::set_channels),
         get_drvinfo: Some(Self::get_drvinfo),

@@ -5,6 +5,7 @@
 //! driver's `unsafe` is in here.
 
 pub(crate) mod bh;
+pub(crate) mod dim;
 pub(crate) mod ethtool;
 pub(crate) mod ethtool_rss;
 pub(crate) mod ethtool_rxnfc;
