@@ -194,12 +194,12 @@ if [ "$host_rc" != 0 ] && ! grep -q '^test result:.* [1-9][0-9]* failed' "$host_
 fi
 rm -f "$host_log"
 
-# The lint (rustfmt, clippy builds of the module, checkpatch, the
-# documentation) runs beside the VM tests from their second stage on, at
-# the background VMs' nice (PAGEFILL_BACKGROUND_NICE): it needs about a
-# core for half a minute, which before the VMs would be half a minute of
-# the run with a core idle. Its output and points come at the end; its time
-# is its own stage line.
+# The lint (the module graph, rustfmt, clippy builds of the module,
+# checkpatch, the documentation) runs beside the VM tests from their second
+# stage on, at the background VMs' nice (PAGEFILL_BACKGROUND_NICE): it needs
+# about a core for half a minute, which before the VMs would be half a
+# minute of the run with a core idle. Its output and points come at the
+# end; its time is its own stage line.
 lint_pid=
 lint_start() {
 	[ -n "$flavours" ] || return 0

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # lint.sh: the project's style gates, each a KTAP test point. rustfmt and
-# clippy on the host crates; on the driver, the kernel's rustfmt config, a
+# clippy on the host crates; on the driver, its module graph without a
+# cycle (tests/host/module-graph.py), the kernel's rustfmt config, a
 # CLIPPY=1 build with no warnings with each supported compiler (the newest
 # rustc of the toolchain root for the clang-built test kernel; the kernel's
 # minimum rustc, 1.85, for the GCC-built stock Debian kernel), and
@@ -16,7 +17,7 @@ kdir=$("$top/scripts/build-kernel.sh" fast)
 ksrc=$(readlink -f "$kdir/source")
 n=0 fails=0
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 point() { # point NAME CMD...
 	local name=$1 out
 	shift
@@ -35,6 +36,7 @@ c_files=$(cd "$top" && git ls-files 'drivers/*.c' 'drivers/*.h' 'include/*.h' 't
 point "cargo fmt --check (device model, ABI crate)" cargo fmt --manifest-path "$top/Cargo.toml" --all --check
 point "cargo clippy -D warnings (device model, ABI crate)" \
 	cargo clippy --manifest-path "$top/Cargo.toml" --workspace --all-targets -q -- -D warnings
+point "the driver's modules use one another without a cycle" python3 -S "$top/tests/host/module-graph.py"
 # shellcheck disable=SC2086
 point "rustfmt --check with the kernel's config (driver)" \
 	"$top/scripts/in-root.sh" rustfmt --check --config-path "$ksrc/.rustfmt.toml" --edition 2021 $driver_rs

@@ -10,20 +10,12 @@
 //! group, removing it leaves it, and a frame sent to that address goes to
 //! group `g` only.
 //!
-//! Which node table each joined group has, and the joins and leaves that
-//! keep the joined groups equal to the wanted ones, told to the queues'
-//! NAPI instances through their mailboxes, are here too.
-
-use core::sync::atomic::Ordering;
-
-use kernel::{
-    io::Io,
-    sync::barrier::{mb, Write}, //
-};
+//! Which node table each joined group has is here too. The joins and
+//! leaves that keep the joined groups equal to the wanted ones, told to the
+//! queues' NAPI instances through their mailboxes, are the interface's
+//! (`sync_groups` in `iface.rs`), which owns the tables and the queues.
 
 use crate::abi;
-use crate::iface::NetdevData;
-use crate::net::bh;
 use crate::rings::MAX_JOINED;
 
 /// The group a freshly loaded NIC joins and transmits to.
@@ -137,76 +129,5 @@ impl Tables {
             }
         }
         freed
-    }
-}
-
-impl NetdevData {
-    /// Joins the wanted groups not joined and leaves the joined ones no
-    /// longer wanted, on a running interface. Any context: the queues'
-    /// NAPI instances carry the changes out, told through their mailboxes.
-    ///
-    /// A leave is posted before the master entry is cleared and the group
-    /// flushed, a join after the node table is emptied and before the
-    /// master entry points at it: a queue that meets a completion of a
-    /// group it does not know reads its mailbox, which has the change.
-    pub(crate) fn sync_groups(&self) {
-        let Some(bar) = self.bar.try_access() else {
-            return;
-        };
-        bh::disabled(|| {
-            let wanted = *self.wanted.lock();
-            let mut tables = self.tables.lock();
-            if !tables.up {
-                return;
-            }
-            let queues = self.active();
-            // Leave first: that frees tables for the joins (once the
-            // queues let go of them).
-            loop {
-                let unwanted = tables.joined().find(|(_, g)| !wanted.contains(*g));
-                let Some((t, g)) = unwanted else {
-                    break;
-                };
-                tables.state[t] = Table::Leaving(g);
-                for q in queues {
-                    q.mailbox.post_leave(t, g);
-                }
-                let _ = self.rings.set_master(g, None);
-                // The device closes the group's streams and marks the end
-                // of its completions on every queue; the read returns once
-                // it has, after which it no longer reads the table.
-                bar.write32(u32::from(g), abi::reg::GROUP_FLUSH);
-                let _ = bar.read32(abi::reg::STATUS);
-            }
-            for g in wanted.iter() {
-                // A group still leaving is joined again once its table is
-                // free (NAPI syncs again then).
-                if tables.holds(g) {
-                    continue;
-                }
-                let Some(t) = tables.state.iter().position(|s| *s == Table::Free) else {
-                    self.join_failed.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                };
-                if self.rings.clear_table(t).is_err() {
-                    self.join_failed.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
-                for q in queues {
-                    q.mailbox.post_join(t, g);
-                }
-                tables.holders[t] = queues.len() as u8;
-                tables.state[t] = Table::Joined(g);
-                // The mail and the emptied entries before the master entry
-                // the device reads.
-                mb(Write);
-                let _ = self.rings.set_master(g, Some(t));
-            }
-        });
-    }
-
-    /// Groups joined, for ethtool.
-    pub(crate) fn groups_joined(&self) -> u64 {
-        bh::disabled(|| self.tables.lock().joined().count() as u64)
     }
 }

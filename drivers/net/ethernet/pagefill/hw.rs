@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Register-level access to the pagefill NIC: reset and identity.
+//! Register-level access to the pagefill NIC: reset, identity and the
+//! device's counters.
 //!
 //! Everything read here comes from the device and is validated before the
 //! driver relies on it: a device that reports limits beyond what the
@@ -152,3 +153,59 @@ impl Identity {
         abi::version_minor(self.version) >= 7
     }
 }
+
+/// The device's 32-bit counters as 64-bit totals since probe: each read
+/// adds what a register counted since the last (modulo 2^32), and a reset,
+/// which clears them, is preceded by a read. A register wraps in no less
+/// than about 19 minutes (64-byte frames at the link's rate); reading less
+/// often than that loses counts.
+pub(crate) struct DeviceCounters {
+    pub(crate) last: [u32; DEVICE_COUNTERS.len()],
+    pub(crate) total: [u64; DEVICE_COUNTERS.len()],
+}
+
+impl DeviceCounters {
+    /// Reads the registers into the totals (nothing if the device is gone).
+    pub(crate) fn update(&mut self, bar: &pci::DevresBar<{ abi::BAR0_SIZE }>) {
+        let Some(bar) = bar.try_access() else {
+            return;
+        };
+        // A device that stopped answering reads all ones everywhere.
+        if bar.read32(abi::reg::ID) != abi::ID_MAGIC {
+            return;
+        }
+        for ((last, total), reg) in self
+            .last
+            .iter_mut()
+            .zip(&mut self.total)
+            .zip(DEVICE_COUNTERS)
+        {
+            if let Ok(v) = bar.try_read32(reg) {
+                *total += u64::from(v.wrapping_sub(*last));
+                *last = v;
+            }
+        }
+    }
+}
+
+/// Device counters, in the order of the `dev_` statistics.
+pub(crate) const DEVICE_COUNTERS: [usize; 11] = [
+    abi::reg::RX_FRAMES,
+    abi::reg::STARVED,
+    abi::reg::DROP_UNJOINED,
+    abi::reg::DROP_OVERFLOW,
+    abi::reg::DROP_BAD_FRAME,
+    abi::reg::DROP_LINK_DOWN,
+    abi::reg::TX_FRAMES,
+    abi::reg::TX_BAD_DESC,
+    abi::reg::DROP_FILTERED,
+    abi::reg::XOFF_SENT,
+    abi::reg::XOFF_RECEIVED,
+];
+
+/// Where [`abi::reg::XOFF_SENT`] and [`abi::reg::XOFF_RECEIVED`] are in
+/// [`DEVICE_COUNTERS`].
+pub(crate) const XOFF_SENT: usize = 9;
+pub(crate) const XOFF_RECEIVED: usize = 10;
+const _: () = assert!(DEVICE_COUNTERS[XOFF_SENT] == abi::reg::XOFF_SENT);
+const _: () = assert!(DEVICE_COUNTERS[XOFF_RECEIVED] == abi::reg::XOFF_RECEIVED);

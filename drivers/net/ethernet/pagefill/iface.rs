@@ -3,7 +3,9 @@
 //! The pagefill network interface: its per-device data, its queue pairs,
 //! and bringing it up and down. Its `net_device_ops` are in `ndo.rs`, its
 //! ethtool operations in `ethtool_ops.rs`, its interrupts and NAPI poll in
-//! `interrupts.rs`, the group tables in `groups.rs`.
+//! `interrupts.rs`. The group sets and node tables it keeps are defined in
+//! `groups.rs`, the MTU's bounds and the buffer sizes it checks in
+//! `frame.rs`.
 //!
 //! The interface registers with the device's MAC address and MTU limits.
 //! Opening it programs the device with its tables and the rings of the
@@ -15,10 +17,10 @@
 //! and transmit state. Receive (`rx.rs`) and transmit completions (`tx.rs`)
 //! run in NAPI; the misc vector reports link changes (the carrier follows
 //! them) and device errors. Groups are joined and left across the queues
-//! (`groups.rs`): the device steers each stream of a group to one queue,
-//! whose pool supplies that stream's buffers; each queue's receive state
-//! belongs to its NAPI instance, which learns of the changes through a
-//! mailbox.
+//! here (`sync_groups`): the device steers each stream of a group to one
+//! queue, whose pool supplies that stream's buffers; each queue's receive
+//! state belongs to its NAPI instance, which learns of the changes through
+//! a mailbox.
 //!
 //! Locks: `settings`, `steering` and `device_counters` are mutexes,
 //! process context only; `steering` is taken before the registers' RCU
@@ -37,14 +39,17 @@ use kernel::{
     pci,
     prelude::*,
     str::CStr,
-    sync::{Arc, Mutex, SpinLock}, //
+    sync::{
+        barrier::{mb, Write},
+        Arc, Mutex, SpinLock,
+    }, //
 };
 
 use crate::abi;
 use crate::coalesce::QueueCoalesce;
-use crate::ethtool_ops::{DeviceCounters, DEVICE_COUNTERS};
-use crate::groups::{GroupSet, Tables};
-use crate::hw::{self, Quiesced};
+use crate::frame::{default_buf_shift, mtu_fits, xdp_fits, xdp_frags_fit, xsk_fits, DEFAULT_MTU};
+use crate::groups::{GroupSet, Table, Tables};
+use crate::hw::{self, DeviceCounters, Quiesced, DEVICE_COUNTERS};
 use crate::net::bh;
 use crate::net::dim::Dim;
 use crate::net::ethtool::Pause;
@@ -52,11 +57,12 @@ use crate::net::irq::DeviceIrq;
 use crate::net::napi::{Napi, NapiOwned};
 use crate::net::netdev::{Device, Features, Operations, Rtnl};
 use crate::net::page_pool::PagePool;
-use crate::net::xdp::{self, ProgSlot, RxQueue};
+use crate::net::xdp::{ProgSlot, RxQueue};
 use crate::net::xsk::{XskPool, XskRxQueue};
 use crate::rings::{Modes, Rings, TX_SHIFT_DEFAULT};
-use crate::rx::{RxConfig, RxOffloads, RxState};
+use crate::rx::{RxConfig, RxState};
 use crate::rx_mailbox::MailSlot;
+use crate::rx_skb::RxOffloads;
 use crate::rx_stats::{PublishedRxStats, RxStats};
 use crate::rx_xsk::XskRx;
 use crate::steering::Steering;
@@ -363,92 +369,75 @@ impl NetdevData {
     }
 }
 
-/// Largest MTU: a frame of the largest size the fabric carries, less the
-/// Ethernet header. Buffers grow to hold such a frame (`change_mtu`).
-pub(crate) const MAX_MTU: u32 = (abi::MAX_FRAME_LEN - ETH_HLEN) as u32;
-
-/// The MTU an interface starts with.
-pub(crate) const DEFAULT_MTU: u32 = 1500;
-
-/// Bytes of an Ethernet header.
-pub(crate) const ETH_HLEN: usize = 14;
-
-/// Whether a frame of an `mtu`-byte payload fits a 2^`buf_shift` buffer
-/// with its record header.
-/// Most buffers of an AF_XDP socket's umem a frame spans in zero-copy mode,
-/// for a socket that takes frames in several (`XDP_USE_SG`): received as
-/// the device's chunks of one frame, sent as descriptors of one frame
-/// (the device takes up to 32).
-pub(crate) const XSK_MAX_SEGS: u32 = 8;
-
-const _: () = assert!(XSK_MAX_SEGS as usize <= abi::chunk_list::MAX_CHUNKS);
-
-/// Whether a frame of an `mtu`-byte payload fits an AF_XDP socket's
-/// buffers with `room` bytes for a frame: one, or [`XSK_MAX_SEGS`] for a
-/// socket that takes frames in several (`frags`).
-pub(crate) fn xsk_fits(mtu: u32, room: u32, frags: bool) -> bool {
-    let segs = if frags { XSK_MAX_SEGS } else { 1 };
-    mtu.saturating_add(ETH_HLEN as u32) <= room.saturating_mul(segs)
-}
-
-pub(crate) fn mtu_fits(mtu: u32, buf_shift: u32) -> bool {
-    abi::record::size(mtu as usize + ETH_HLEN) <= 1 << buf_shift
-}
-
-/// Whether an XDP program can see a frame of an `mtu`-byte payload, with
-/// the headroom and tailroom XDP promises it, in one buffer of a pool of
-/// 2^`buf_shift`-byte buffers (at least a page each).
-pub(crate) fn xdp_fits(mtu: u32, buf_shift: u32) -> bool {
-    let buf = 1usize << buf_shift.max(kernel::page::PAGE_SHIFT as u32);
-    xdp::HEADROOM + mtu as usize + ETH_HLEN + xdp::TAILROOM <= buf
-}
-
-/// Whether a program that takes frames in several buffers (`xdp.frags`)
-/// can see a frame of an `mtu`-byte payload: in one buffer and at most
-/// [`xdp::MAX_FRAGS`] more.
-pub(crate) fn xdp_frags_fit(mtu: u32, buf_shift: u32) -> bool {
-    let buf = 1usize << buf_shift.max(kernel::page::PAGE_SHIFT as u32);
-    xdp::HEADROOM + mtu as usize + ETH_HLEN + xdp::TAILROOM <= buf * (1 + xdp::MAX_FRAGS)
-}
-
-/// Largest buffer size (as a power of two) a page pool serves.
-pub(crate) const MAX_POOL_BUF_SHIFT: u32 = {
-    let shift = kernel::page::PAGE_SHIFT as u32 + PagePool::MAX_ORDER;
-    if shift < abi::MAX_BUF_SHIFT {
-        shift
-    } else {
-        abi::MAX_BUF_SHIFT
+impl NetdevData {
+    /// Joins the wanted groups not joined and leaves the joined ones no
+    /// longer wanted, on a running interface. Any context: the queues'
+    /// NAPI instances carry the changes out, told through their mailboxes.
+    ///
+    /// A leave is posted before the master entry is cleared and the group
+    /// flushed, a join after the node table is emptied and before the
+    /// master entry points at it: a queue that meets a completion of a
+    /// group it does not know reads its mailbox, which has the change.
+    pub(crate) fn sync_groups(&self) {
+        let Some(bar) = self.bar.try_access() else {
+            return;
+        };
+        bh::disabled(|| {
+            let wanted = *self.wanted.lock();
+            let mut tables = self.tables.lock();
+            if !tables.up {
+                return;
+            }
+            let queues = self.active();
+            // Leave first: that frees tables for the joins (once the
+            // queues let go of them).
+            loop {
+                let unwanted = tables.joined().find(|(_, g)| !wanted.contains(*g));
+                let Some((t, g)) = unwanted else {
+                    break;
+                };
+                tables.state[t] = Table::Leaving(g);
+                for q in queues {
+                    q.mailbox.post_leave(t, g);
+                }
+                let _ = self.rings.set_master(g, None);
+                // The device closes the group's streams and marks the end
+                // of its completions on every queue; the read returns once
+                // it has, after which it no longer reads the table.
+                bar.write32(u32::from(g), abi::reg::GROUP_FLUSH);
+                let _ = bar.read32(abi::reg::STATUS);
+            }
+            for g in wanted.iter() {
+                // A group still leaving is joined again once its table is
+                // free (NAPI syncs again then).
+                if tables.holds(g) {
+                    continue;
+                }
+                let Some(t) = tables.state.iter().position(|s| *s == Table::Free) else {
+                    self.join_failed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                if self.rings.clear_table(t).is_err() {
+                    self.join_failed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                for q in queues {
+                    q.mailbox.post_join(t, g);
+                }
+                tables.holders[t] = queues.len() as u8;
+                tables.state[t] = Table::Joined(g);
+                // The mail and the emptied entries before the master entry
+                // the device reads.
+                mb(Write);
+                let _ = self.rings.set_master(g, Some(t));
+            }
+        });
     }
-};
 
-/// The smallest buffer size (as a power of two) that holds a frame of an
-/// `mtu`-byte payload, if a pool can serve it.
-pub(crate) fn buf_shift_for(mtu: u32) -> Option<u32> {
-    (abi::MIN_BUF_SHIFT..=MAX_POOL_BUF_SHIFT).find(|s| mtu_fits(mtu, *s))
-}
-
-/// Full-sized frames a buffer holds by default.
-///
-/// Every buffer costs the driver a completion and a refill, and the device
-/// a starvation round trip when it fills the posted one before the driver
-/// posts the next: a stream of 1500-byte frames in one-page buffers needs a
-/// new buffer every two frames and then costs more per frame than a NIC
-/// with one descriptor per frame (benchmarks.rst). Sixteen frames make the
-/// per-buffer costs small; short frames pack hundreds into the same buffer.
-const DEFAULT_FRAMES_PER_BUF: usize = 16;
-
-/// The buffer size (as a power of two) for MTU `mtu` when the user has not
-/// chosen one: [`DEFAULT_FRAMES_PER_BUF`] full-sized frames, within what a
-/// pool serves; a page at least. `None` if the largest a pool serves
-/// cannot hold one frame.
-pub(crate) fn default_buf_shift(mtu: u32) -> Option<u32> {
-    let want = abi::record::size(mtu as usize + ETH_HLEN).saturating_mul(DEFAULT_FRAMES_PER_BUF);
-    let shift = want
-        .checked_next_power_of_two()
-        .map_or(MAX_POOL_BUF_SHIFT, |b| b.trailing_zeros())
-        .clamp(abi::MIN_BUF_SHIFT, MAX_POOL_BUF_SHIFT);
-    // Only the clamp to the largest size can leave a frame out.
-    mtu_fits(mtu, shift).then_some(shift)
+    /// Groups joined, for ethtool.
+    pub(crate) fn groups_joined(&self) -> u64 {
+        bh::disabled(|| self.tables.lock().joined().count() as u64)
+    }
 }
 
 /// The pagefill interface's operations.

@@ -12,7 +12,7 @@ use crate::net::irq::Handler;
 use crate::net::napi::{Poll, PollCtx};
 use crate::net::netdev::Device;
 use crate::net::xdp;
-use crate::rx::XdpPoll;
+use crate::rx_xdp::XdpPoll;
 
 impl Handler for PagefillNetdev {
     fn handle(dev: &Device<Self>) {

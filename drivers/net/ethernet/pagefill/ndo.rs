@@ -8,11 +8,9 @@ use kernel::{io::Io, prelude::*, sync::Arc};
 
 use crate::abi;
 use crate::ethtool_ops::EthtoolTable;
+use crate::frame::{buf_shift_for, default_buf_shift, mtu_fits, xdp_fits, xdp_frags_fit, xsk_fits};
 use crate::groups::{self, GroupSet};
-use crate::iface::{
-    buf_shift_for, default_buf_shift, mtu_fits, xdp_fits, xdp_frags_fit, xsk_fits, NetdevData,
-    PagefillNetdev,
-};
+use crate::iface::{NetdevData, PagefillNetdev};
 use crate::net::bh;
 use crate::net::netdev::{
     Device, Features, McList, Operations, QueueStatsRx, QueueStatsTx, Rtnl, Stats64, TxOutcome,
@@ -100,7 +98,7 @@ impl Operations for PagefillNetdev {
 
     /// The queue runs in chunk mode from the next start (at once, if the
     /// interface is up: it restarts). A frame must fit one of the pool's
-    /// buffers, or [`XSK_MAX_SEGS`](crate::iface::XSK_MAX_SEGS) for sockets
+    /// buffers, or [`XSK_MAX_SEGS`](crate::frame::XSK_MAX_SEGS) for sockets
     /// that take frames in several.
     fn xsk_bind(dev: &Device<Self>, rtnl: &Rtnl<'_>, queue: u32, pool: XskPool) -> Result {
         let data = dev.data();

@@ -6,6 +6,27 @@
 //! advance in a group/node pointer table in host memory. See
 //! `Documentation/networking/device_drivers/ethernet/pagefill/` for the
 //! hardware and the driver's design.
+//!
+//! The modules stand in layers, lowest first. A module uses modules of its
+//! own layer and of those before it, never of a later one, and their uses
+//! form no cycle:
+//!
+//! - `net`, the safe abstractions over the kernel's networking API, with
+//!   `abi` (the device's interface) and `ffi` (bindings): no driver module.
+//! - The device: `hw` (its registers: identity, reset, counters), `rings`
+//!   (the memory it shares with the host), `steering` (RSS and flow rules),
+//!   `groups` (group sets and node tables), `frame` (the MTU's bounds and
+//!   the buffers that hold a frame).
+//! - A queue pair's paths, each with its per-queue state: `tx`; and for
+//!   receive, `udp_merge`, `rx_stats`, `rx_mailbox` and `rx_slot` (a
+//!   stream's buffers), the per-buffer paths `rx_skb` (skbs), `rx_xdp` (an
+//!   XDP program) and `rx_xsk` (zero-copy AF_XDP), each over the one
+//!   before, and `rx`, a queue's receive state, which lends each written
+//!   buffer and the part of its state it needs to the path its frames take.
+//! - `iface`: the per-device state, which owns the queue pairs, the group
+//!   tables and the settings, and brings the interface up and down.
+//! - The interface's entry points: `ndo`, `ethtool_ops`, `interrupts`.
+//! - This file: the PCI driver, whose probe registers the interface.
 
 use kernel::{
     device::Core,
@@ -22,15 +43,15 @@ mod abi;
 mod coalesce;
 mod ethtool_ops;
 mod ffi;
+mod frame;
 mod groups;
 mod hw;
 mod iface;
 mod interrupts;
-mod udp_merge;
+mod ndo;
 // The abstraction layer is written as the public API it would be in
 // `rust/kernel/net/`, and is a library for the whole data path: parts of it
 // are not used until the rings land.
-mod ndo;
 #[allow(dead_code, unreachable_pub)]
 mod net;
 mod rings;
@@ -43,6 +64,7 @@ mod rx_xdp;
 mod rx_xsk;
 mod steering;
 mod tx;
+mod udp_merge;
 
 /// A bound pagefill NIC.
 struct PagefillDevice<'bound> {
@@ -137,9 +159,9 @@ impl pci::Driver for PagefillDriver {
             rx_queues: max_queues as u32,
             real_queues: queues,
             mac: id.mac,
-            mtu: iface::DEFAULT_MTU,
+            mtu: frame::DEFAULT_MTU,
             min_mtu: 68,
-            max_mtu: iface::MAX_MTU,
+            max_mtu: frame::MAX_MTU,
             features,
             // A NIC is on its link until the user asks otherwise.
             features_off: net::netdev::Features::LOOPBACK,
@@ -149,7 +171,7 @@ impl pci::Driver for PagefillDriver {
                 .with(net::xdp::Features::RX_SG)
                 .with(net::xdp::Features::NDO_XMIT_SG)
                 .with(net::xdp::Features::XSK_ZEROCOPY),
-            xsk_max_segs: iface::XSK_MAX_SEGS,
+            xsk_max_segs: frame::XSK_MAX_SEGS,
             irq_affinity_auto: true,
         };
         let rings = rings::Rings::new(pdev.as_ref(), max_queues)?;

@@ -13,9 +13,13 @@
 //! is refilled ahead of need. So the pages pinned follow the streams that
 //! have sent since the group was joined, not the table's 31 nodes a group.
 //!
-//! The buffers that come back written are split into skbs in `rx_skb.rs`;
-//! group changes reach the state through `rx_mailbox.rs`, and its counters
-//! the statistics paths through `rx_stats.rs`.
+//! The buffers that come back written are split into skbs in `rx_skb.rs`,
+//! their frames run through an XDP program in `rx_xdp.rs`, or in zero-copy
+//! mode handed to an AF_XDP socket in `rx_xsk.rs`: each of these paths is
+//! lent the part of the state it uses (the counters, the offloads in force,
+//! its own queue state), and none of them sees the streams. Group changes
+//! reach the state through `rx_mailbox.rs`, and its counters the statistics
+//! paths through `rx_stats.rs`.
 //!
 //! The buffers the device can hold (posted or being filled) are limited by
 //! the ring size (`ethtool -G rx`). An entry that cannot get a buffer within
@@ -23,7 +27,7 @@
 //! small ring makes streams starve (the device pauses their senders) but
 //! loses nothing.
 
-use kernel::{prelude::*, sync::SpinLock};
+use kernel::prelude::*;
 
 use crate::abi;
 use crate::coalesce::Moderation;
@@ -31,15 +35,14 @@ use crate::hw::Quiesced;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PagePool;
-use crate::net::xdp::{Prog, RxQueue, XdpRunner};
-use crate::rings::QueueRings;
+use crate::net::xdp::{RxQueue, XdpRunner};
 use crate::rings::{Entry, Rings, MAX_JOINED};
 use crate::rx_mailbox::MailSlot;
-use crate::rx_skb::Split;
+use crate::rx_skb::{RxOffloads, SkbPath, Split};
 use crate::rx_slot::{DeviceBuf, Slot};
 use crate::rx_stats::RxStats;
-use crate::rx_xsk::{NoList, XskRx};
-use crate::tx::TxState;
+use crate::rx_xdp::{XdpPath, XdpPoll};
+use crate::rx_xsk::{NoList, XskPath, XskRx};
 
 mod completion;
 
@@ -68,19 +71,6 @@ struct Group {
     leaving: bool,
 }
 
-/// The receive offloads in force for one poll.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct RxOffloads {
-    /// Hand up the frames the device checked as such (`ethtool -K rx`).
-    pub(crate) csum: bool,
-    /// Merge runs of a flow's UDP datagrams (see [`udp_merge`]; the private flag
-    /// `rx-udp-merge`). Only with `csum`.
-    pub(crate) udp_merge: bool,
-    /// Give skbs and XDP programs the device's flow hash (`ethtool -K
-    /// rxhash`).
-    pub(crate) hash: bool,
-}
-
 /// Receive settings, from ethtool.
 #[derive(Clone, Copy)]
 pub(crate) struct RxConfig {
@@ -104,7 +94,7 @@ impl RxConfig {
 /// What the receive path owns while the interface is up.
 pub(crate) struct RxState {
     /// The pool the queue's buffers come from, while it has one.
-    pub(crate) pool: Option<PagePool>,
+    pool: Option<PagePool>,
     /// Room for [`MAX_JOINED`] from install on: a join never allocates.
     groups: KVVec<Group>,
     /// Node tables of groups this queue finished leaving (bit per table),
@@ -131,36 +121,24 @@ pub(crate) struct RxState {
     /// stream's starvation report, which the device does not repeat.
     report_lost: bool,
     /// The buffer being split, if the last poll's budget ran out in it.
-    pub(crate) split: Option<Split>,
+    split: Option<Split>,
     /// The queue as XDP programs see it, registered with `pool`.
-    pub(crate) xdp_rxq: Option<RxQueue>,
+    xdp_rxq: Option<RxQueue>,
     /// The buffer frames are run through an XDP program in, kept from one
     /// frame to the next while programs drop or pass them.
-    pub(crate) xdp_runner: XdpRunner,
+    xdp_runner: XdpRunner,
     /// In zero-copy mode (an AF_XDP socket's pool bound to the queue), the
     /// pool whose buffers the device writes frames into, in chunk mode.
     pub(crate) xsk: Option<XskRx>,
 
     /// The offloads in force for this poll.
-    pub(crate) offloads: RxOffloads,
+    offloads: RxOffloads,
     pub(crate) stats: RxStats,
     /// The queue's coalescing timer, as its poll applies it.
     pub(crate) moderation: Moderation,
 }
 
 const _: () = assert!(MAX_JOINED <= 64);
-
-/// What a poll's frames need when an XDP program is attached: the program,
-/// read once for the poll, the queue pair's transmit ring for the frames it
-/// sends back (`XDP_TX`), and whether it redirected any.
-pub(crate) struct XdpPoll<'a> {
-    pub(crate) prog: Prog<'a>,
-    pub(crate) tx: &'a SpinLock<TxState>,
-    pub(crate) rings: &'a QueueRings,
-    /// A frame was redirected: the poll flushes the redirects before it
-    /// ends ([`crate::net::xdp::flush_redirects`]).
-    pub(crate) redirected: core::cell::Cell<bool>,
-}
 
 impl RxState {
     pub(crate) fn new() -> Self {
@@ -483,6 +461,61 @@ impl RxState {
             return budget;
         }
         (ctx.delivered() + idle).min(budget)
+    }
+
+    /// Hands a written buffer to the path its frames take (skbs, an XDP
+    /// program, or in zero-copy mode the AF_XDP socket's pool) while the
+    /// poll's budget lasts, lending it the part of the state it uses; a
+    /// buffer not done is kept in `self.split` for the next poll.
+    fn split_on<T: Operations>(
+        &mut self,
+        dev: &Device<T>,
+        ctx: &PollCtx<'_>,
+        xdp: Option<&XdpPoll<'_>>,
+        mut sp: Split,
+    ) {
+        if sp.chunks.is_some() {
+            let mut path = XskPath {
+                xsk: self.xsk.as_mut(),
+                stats: &mut self.stats,
+                offloads: self.offloads,
+            };
+            if let Some(rest) = path.split_chunks(dev, ctx, xdp, sp) {
+                self.split = Some(rest);
+            }
+            return;
+        }
+        let bytes = sp.cqe.bytes() as usize;
+        if bytes > sp.buf.len() {
+            self.stats.bad += 1;
+            return;
+        }
+        let (off, frames, done) = match xdp {
+            Some(x) => XdpPath {
+                xdp_rxq: self.xdp_rxq.as_ref(),
+                pool: self.pool.as_ref(),
+                runner: &mut self.xdp_runner,
+                stats: &mut self.stats,
+                offloads: self.offloads,
+            }
+            .split_xdp(dev, ctx, x, sp.buf.data(), sp.off, sp.frames),
+            None => SkbPath {
+                stats: &mut self.stats,
+                offloads: self.offloads,
+            }
+            .split_skbs(dev, ctx, &sp.buf, sp.off, sp.frames),
+        };
+        if !done {
+            sp.off = off;
+            sp.frames = frames;
+            self.split = Some(sp);
+            return;
+        }
+        if frames != sp.cqe.frames() || off != bytes {
+            self.stats.bad += 1;
+        }
+        // `sp.buf`'s reference goes back to the pool here; fragments keep
+        // their own.
     }
 
     /// After a completion that failed validation: any stream may have

@@ -19,8 +19,6 @@ use crate::net::page_pool::PoolPage;
 use crate::net::skb::{HashL4, RxHash, SkBuff, MAX_FRAGS};
 use crate::net::xsk::XskBufs;
 use crate::rings::RawCqe;
-use crate::rx::XdpPoll;
-use crate::rx::{RxOffloads, RxState};
 use crate::rx_stats::RxStats;
 use crate::udp_merge;
 
@@ -48,6 +46,19 @@ pub(crate) struct Split {
     pub(crate) frames: u16,
     /// In chunk mode, the frame bytes run so far.
     pub(crate) seen: usize,
+}
+
+/// The receive offloads in force for one poll.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct RxOffloads {
+    /// Hand up the frames the device checked as such (`ethtool -K rx`).
+    pub(crate) csum: bool,
+    /// Merge runs of a flow's UDP datagrams (see [`udp_merge`]; the private flag
+    /// `rx-udp-merge`). Only with `csum`.
+    pub(crate) udp_merge: bool,
+    /// Give skbs and XDP programs the device's flow hash (`ethtool -K
+    /// rxhash`).
+    pub(crate) hash: bool,
 }
 
 /// A record of a written buffer, its header and frame inside the buffer
@@ -182,46 +193,19 @@ impl Record {
     }
 }
 
-impl RxState {
-    /// Splits a written buffer into skbs while the poll's budget lasts; a
-    /// buffer not done is kept in `self.split` for the next poll.
-    pub(crate) fn split_on<T: Operations>(
-        &mut self,
-        dev: &Device<T>,
-        ctx: &PollCtx<'_>,
-        xdp: Option<&XdpPoll<'_>>,
-        mut sp: Split,
-    ) {
-        if sp.chunks.is_some() {
-            return self.split_chunks(dev, ctx, xdp, sp);
-        }
-        let bytes = sp.cqe.bytes() as usize;
-        if bytes > sp.buf.len() {
-            self.stats.bad += 1;
-            return;
-        }
-        let (off, frames, done) = match xdp {
-            Some(x) => self.split_xdp(dev, ctx, x, sp.buf.data(), sp.off, sp.frames),
-            None => self.split_skbs(dev, ctx, &sp.buf, sp.off, sp.frames),
-        };
-        if !done {
-            sp.off = off;
-            sp.frames = frames;
-            self.split = Some(sp);
-            return;
-        }
-        if frames != sp.cqe.frames() || off != bytes {
-            self.stats.bad += 1;
-        }
-        // `sp.buf`'s reference goes back to the pool here; fragments keep
-        // their own.
-    }
+/// The skb path's share of a queue's receive state, lent to it for one
+/// buffer: the counters and the offloads in force.
+pub(crate) struct SkbPath<'a> {
+    pub(crate) stats: &'a mut RxStats,
+    pub(crate) offloads: RxOffloads,
+}
 
+impl SkbPath<'_> {
     /// Splits the records of `buf` from offset `off` on into skbs while the
     /// poll's budget lasts, `frames` of them split before; returns where
     /// the next record starts, the records split, and whether the buffer is
     /// done (`false`: the budget ran out).
-    fn split_skbs<T: Operations>(
+    pub(crate) fn split_skbs<T: Operations>(
         &mut self,
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
@@ -257,7 +241,7 @@ impl RxState {
             };
             match skb {
                 Some(skb) => {
-                    hand_up(&mut self.stats, dev, ctx, skb, meta);
+                    hand_up(self.stats, dev, ctx, skb, meta);
                     self.stats.packets += 1;
                     self.stats.bytes += rec.len as u64;
                 }

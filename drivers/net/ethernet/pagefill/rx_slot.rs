@@ -11,7 +11,7 @@
 //! outside it can make: each proof is built by the one [`Slot`] method that
 //! checks its evidence (the completion's fields against what was posted, and
 //! where the device's word alone would not do, the node-table entry itself).
-//! The receive path above ([`crate::rx`]) decides what a completion means;
+//! The receive path above (`rx.rs`) decides what a completion means;
 //! it cannot take a buffer back from the device without that evidence.
 
 use crate::abi::{chunk_list, rx_kind};

@@ -12,23 +12,50 @@
 //! checked once for the run, and the counters are summed in locals and
 //! added once.
 
+use kernel::sync::SpinLock;
+
 use crate::abi::record;
+use crate::frame::ETH_HLEN;
 use crate::groups;
-use crate::iface::ETH_HLEN;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
-use crate::net::xdp::{Action, Ran, Verdict, XdpQueue, XdpRunner};
-use crate::rx::{RxState, XdpPoll};
-use crate::rx_skb::{hand_up, FrameMeta, Record};
+use crate::net::page_pool::PagePool;
+use crate::net::xdp::{Action, Prog, Ran, RxQueue, Verdict, XdpQueue, XdpRunner};
+use crate::rings::QueueRings;
+use crate::rx_skb::{hand_up, FrameMeta, Record, RxOffloads};
 use crate::rx_stats::RxStats;
+use crate::tx::TxState;
 
-impl RxState {
+/// What a poll's frames need when an XDP program is attached: the program,
+/// read once for the poll, the queue pair's transmit ring for the frames it
+/// sends back (`XDP_TX`), and whether it redirected any.
+pub(crate) struct XdpPoll<'a> {
+    pub(crate) prog: Prog<'a>,
+    pub(crate) tx: &'a SpinLock<TxState>,
+    pub(crate) rings: &'a QueueRings,
+    /// A frame was redirected: the poll flushes the redirects before it
+    /// ends ([`crate::net::xdp::flush_redirects`]).
+    pub(crate) redirected: core::cell::Cell<bool>,
+}
+
+/// The XDP path's share of a queue's receive state, lent to it for one
+/// buffer: the queue's registration and pool, the buffer frames are run in,
+/// the counters and the offloads in force.
+pub(crate) struct XdpPath<'a> {
+    pub(crate) xdp_rxq: Option<&'a RxQueue>,
+    pub(crate) pool: Option<&'a PagePool>,
+    pub(crate) runner: &'a mut XdpRunner,
+    pub(crate) stats: &'a mut RxStats,
+    pub(crate) offloads: RxOffloads,
+}
+
+impl XdpPath<'_> {
     /// Runs the records of the written bytes `data` from offset `off` on
     /// through `x`'s program while the poll's budget lasts, `frames` of
     /// them run before; returns where the next record starts, the records
     /// run, and whether the buffer is done (`false`: the budget ran out).
     pub(crate) fn split_xdp<T: Operations>(
-        &mut self,
+        self,
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
         x: &XdpPoll<'_>,
@@ -39,14 +66,12 @@ impl RxState {
         let Self {
             xdp_rxq,
             pool,
-            xdp_runner: runner,
+            runner,
             stats,
             offloads,
-            ..
         } = self;
         let Some(q) = xdp_rxq
-            .as_ref()
-            .zip(pool.as_ref())
+            .zip(pool)
             .and_then(|(rxq, pool)| XdpQueue::new(rxq, pool))
         else {
             // No registration (never while the queue runs): the buffer's
@@ -69,7 +94,7 @@ impl RxState {
                 stats.bad += 1;
                 break;
             };
-            let meta = rec.meta(offloads);
+            let meta = rec.meta(&offloads);
             let frame = rec.frame(data);
             // A buffer of at most 64 KiB holds fewer than 4096 records.
             frames = frames.wrapping_add(1);

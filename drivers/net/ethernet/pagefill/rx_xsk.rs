@@ -21,15 +21,16 @@
 use kernel::{prelude::*, sync::Arc};
 
 use crate::abi::{self, chunk_list, record_flags};
-use crate::iface::XSK_MAX_SEGS;
+use crate::frame::XSK_MAX_SEGS;
 use crate::net::napi::PollCtx;
 use crate::net::netdev::{Device, Operations};
 use crate::net::page_pool::PagePool;
 use crate::net::xdp::Prog;
 use crate::net::xsk::{XskBuf, XskBufs, XskPool, XskRxQueue, XskVerdict};
-use crate::rx::{RxState, XdpPoll};
-use crate::rx_skb::{hand_up, FrameMeta, Record, Split};
+use crate::rx_skb::{hand_up, FrameMeta, Record, RxOffloads, Split};
 use crate::rx_slot::DeviceBuf;
+use crate::rx_stats::RxStats;
+use crate::rx_xdp::XdpPoll;
 
 /// Buffers a chunk list names, as many as one takes: each list costs a
 /// completion, a page and a refill, so the more frames share them the
@@ -169,26 +170,33 @@ pub(crate) fn chunk_list(
     Ok(DeviceBuf::chunk_list(list, bufs.post()))
 }
 
-impl RxState {
+/// The zero-copy path's share of a queue's receive state, lent to it for
+/// one chunk list: the queue's XSK pool, the counters and the offloads in
+/// force.
+pub(crate) struct XskPath<'a> {
+    pub(crate) xsk: Option<&'a mut XskRx>,
+    pub(crate) stats: &'a mut RxStats,
+    pub(crate) offloads: RxOffloads,
+}
+
+impl XskPath<'_> {
     /// Runs the frames of a written chunk list, `sp`, through the queue's
     /// program (or hands them up, with none) while the poll's budget lasts;
-    /// a list not done is kept in `self.split` for the next poll. The
-    /// list's records are checked as a buffer's are ([`chunk_ok`]), and
-    /// records that disagree with the completion are the device's errors.
+    /// returns a list not done, for the next poll. The list's records are
+    /// checked as a buffer's are ([`chunk_ok`]), and records that disagree
+    /// with the completion are the device's errors.
     pub(crate) fn split_chunks<T: Operations>(
         &mut self,
         dev: &Device<T>,
         ctx: &PollCtx<'_>,
         xdp: Option<&XdpPoll<'_>>,
         mut sp: Split,
-    ) {
+    ) -> Option<Split> {
         let (room, frags) = self
             .xsk
             .as_ref()
             .map_or((0, false), |x| (x.pool.room() as usize, x.pool.frags()));
-        let Some(chunks) = sp.chunks.as_mut() else {
-            return;
-        };
+        let chunks = sp.chunks.as_mut()?;
         let prog = xdp.map(|x| x.prog);
         let list = sp.buf.data();
         let frames = sp.cqe.frames();
@@ -249,8 +257,7 @@ impl RxState {
             }
         }
         if !done {
-            self.split = Some(sp);
-            return;
+            return Some(sp);
         }
         if sp.frames == frames && sp.seen != sp.cqe.bytes() as usize {
             self.stats.bad += 1;
@@ -263,6 +270,7 @@ impl RxState {
             let full = sp.cqe.flags() & crate::abi::rx_flags::FULL != 0;
             x.returned(used, full, (used..len).filter_map(|i| chunks.take(i)));
         }
+        None
     }
 
     /// The frame whose first chunk is entry `at` of `list`, with record
@@ -347,7 +355,7 @@ impl RxState {
         meta: FrameMeta,
         ran: &mut Ran,
     ) {
-        let stats = &mut self.stats;
+        let stats = &mut *self.stats;
         match verdict {
             XskVerdict::Redirected => {
                 ran.redirected += 1;
@@ -390,7 +398,7 @@ impl RxState {
 }
 
 /// Frames of a list finished without an skb and redirected, counted in
-/// [`RxState::split_chunks`]'s loop and given to the poll after it.
+/// [`XskPath::split_chunks`]'s loop and given to the poll after it.
 #[derive(Default)]
 struct Ran {
     consumed: u32,

@@ -13,8 +13,9 @@ use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::Split;
 use crate::rx_slot::{CpuBuf, Flushed, NotTaken};
 use crate::rx_stats::RxStats;
+use crate::rx_xdp::XdpPoll;
 
-use super::{RxState, XdpPoll, STUCK_STARVATIONS};
+use super::{RxState, STUCK_STARVATIONS};
 
 impl RxState {
     /// Handles one completion.
