@@ -96,6 +96,8 @@ impl pci::Driver for PagefillDriver {
         _info: Option<&'bound Self::IdInfo>,
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
         pdev.enable_device_mem()?;
+        // Off until the device was reset (below).
+        net::registration::Registration::<iface::PagefillNetdev>::clear_bus_master(pdev.as_ref());
         let bar = pdev.iomap_region_sized::<{ abi::BAR0_SIZE }>(0, c"pagefill")?;
         let id = hw::Identity::read(pdev, &bar)?;
         // Whatever a previous driver (or firmware) left running stops

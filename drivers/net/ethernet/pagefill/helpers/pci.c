@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* PCI: bus mastering of a net_device's parent. */
+/* PCI: bus mastering of a device, or of a net_device's parent. */
 
 #include <linux/netdevice.h>
 #include <linux/pci.h>
@@ -15,4 +15,10 @@ void pagefill_set_bus_master(struct net_device *dev, bool on)
 		pci_set_master(to_pci_dev(parent));
 	else
 		pci_clear_master(to_pci_dev(parent));
+}
+
+void pagefill_clear_bus_master(struct device *dev)
+{
+	if (dev_is_pci(dev))
+		pci_clear_master(to_pci_dev(dev));
 }

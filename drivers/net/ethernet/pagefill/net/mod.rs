@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Safe abstractions over the kernel's networking C API, kept apart from the
-//! driver's logic so they can move to `rust/kernel/net/` later. All of the
-//! driver's `unsafe` is in here.
+//! driver's logic so they can move to `rust/kernel/net/` later. The
+//! driver's `unsafe` blocks are in here, but for its calls of three
+//! `unsafe` functions whose conditions only it can prove:
+//! `DevicePage::reclaim` (`rx_slot.rs`), the transmit mappings' `unmap`
+//! (`tx.rs`) and `dma_set_mask_and_coherent` (probe).
 
 pub(crate) mod bh;
 pub(crate) mod dim;

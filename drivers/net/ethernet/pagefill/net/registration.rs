@@ -87,6 +87,19 @@ unsafe impl<T: Operations> Send for Registration<T> {}
 unsafe impl<T: Operations> Sync for Registration<T> {}
 
 impl<T: Operations> Registration<T> {
+    /// Stops `parent`, if it is a PCI device, mastering the bus
+    /// (`pci_clear_master`): for probe, before it resets the device, as a
+    /// previous owner (a crashed kernel's driver, before kdump) may have
+    /// left the bit set with the device running.
+    pub fn clear_bus_master(parent: &device::Device<Bound>) {
+        // `device::Device` is `#[repr(transparent)]` over `bindings::device`.
+        let raw = core::ptr::from_ref(parent)
+            .cast::<kernel::bindings::device>()
+            .cast_mut();
+        // SAFETY: a bound device, valid for the call.
+        unsafe { ffi::pagefill_clear_bus_master(raw) }
+    }
+
     /// Allocates an Ethernet device under `parent`, initialises the driver's
     /// data in place and registers the device.
     pub fn new(

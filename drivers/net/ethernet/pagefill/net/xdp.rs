@@ -120,8 +120,13 @@ impl ProgSlot {
     }
 
     /// The program, for the rest of the poll `ctx`: read once, so that a
-    /// poll runs every frame through the same program.
-    pub fn get<'a>(&self, _ctx: &PollCtx<'a>) -> Option<Prog<'a>> {
+    /// poll runs every frame through the same program. None in netpoll's
+    /// poll (a budget of 0), which sets up no `bpf_net_context` for a
+    /// program's redirects.
+    pub fn get<'a>(&self, ctx: &PollCtx<'a>) -> Option<Prog<'a>> {
+        if ctx.budget() == 0 {
+            return None;
+        }
         let prog = NonNull::new(self.prog.load(Ordering::Acquire))?;
         // INVARIANT: the slot held a reference when it was read; a poll runs
         // with bottom halves off, an RCU read-side critical section, and
@@ -289,8 +294,13 @@ impl Drop for RxQueue {
 
 /// Sends the frames this poll's programs redirected on their way
 /// (`xdp_do_flush`): due once per poll that redirected any, before it ends.
-pub fn flush_redirects(_ctx: &PollCtx<'_>) {
-    // SAFETY: a NAPI poll (the token's), where the redirects were queued.
+/// Nothing in netpoll's poll, where no program runs ([`ProgSlot::get`]).
+pub fn flush_redirects(ctx: &PollCtx<'_>) {
+    if ctx.budget() == 0 {
+        return;
+    }
+    // SAFETY: a NAPI poll (the token's) with a `bpf_net_context` (not
+    // netpoll's: budget above 0), where the redirects were queued.
     unsafe { ffi::pagefill_xdp_do_flush() }
 }
 
