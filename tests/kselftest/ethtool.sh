@@ -11,7 +11,7 @@
 # queue that receives net_dim()'s timer, the device's register checked.
 . "$(dirname "$0")/ktap.sh"
 ko=${1:-}
-ktap_plan 17
+ktap_plan 20
 pf_load "$ko"
 # No IPv6 chatter: the counters must stand still while they are compared.
 # Put back at the end: a test after this one in the same boot finds IPv6 as
