@@ -633,14 +633,15 @@ def lat_svg(path, lat):
         if not n:
             return ""
         pts, seen = [], 0
+        # The occupied bins' edges (pooled has no empty bin: between two
+        # occupied ones the CDF is flat), each point once.
         for i in sorted(pooled):
-            v = min(max(i / BINS, lo), hi)
-            x0 = px + (v - lo) / (hi - lo) * w
-            pts.append(f"{x0:.1f},{py + h - seen / n * h:.1f}")
-            seen += pooled[i]
-            v = min(max((i + 1) / BINS, lo), hi)
-            x1 = px + (v - lo) / (hi - lo) * w
-            pts.append(f"{x1:.1f},{py + h - seen / n * h:.1f}")
+            for edge, part in ((i, 0), (i + 1, pooled[i])):
+                seen += part
+                v = min(max(edge / BINS, lo), hi)
+                pt = f"{px + (v - lo) / (hi - lo) * w:.1f},{py + h - seen / n * h:.1f}"
+                if not pts or pts[-1] != pt:
+                    pts.append(pt)
         return (f'<polyline fill="none" stroke="{colour}" stroke-width="1.5"{dash} '
                 f'points="{" ".join(pts)}"/>')
 
@@ -650,7 +651,7 @@ def lat_svg(path, lat):
         st = lat_stats(lat, k)
         title = lat_name(k)
         load = "idle" if not k[5] else f"under {k[5]}/s"
-        out.append(f'<text x="{ox + PW / 2}" y="{oy + 12}" text-anchor="middle">{title}</text>')
+        out.append(f'<text x="{ox + PW / 2}" y="{oy + 12}" text-anchor="middle" font-size="9">{title}</text>')
         out.append(f'<text x="{ox + PW / 2}" y="{oy + 24}" text-anchor="middle">{load}, '
                    f'n {st["n"]}</text>')
         out.append(f'<rect x="{px}" y="{py}" width="{w}" height="{h}" fill="none" stroke="black"/>')
@@ -1055,7 +1056,9 @@ def rst(d):
     body = []
     for k in lat_keys(lat):
         st = lat_stats(lat, k)
-        body.append([lat_name(k), k[5] or "idle", st["n"], n(st[500]), n(st[900]), n(st[990]),
+        load = "idle" if not k[5] else (
+            f"{k[5]} (sent {st['bg_rate']:.0f})" if st["bg_rate"] else k[5])
+        body.append([lat_name(k), load, st["n"], n(st[500]), n(st[900]), n(st[990]),
                      n(st[999]), n(st["max"]),
                      "\\-" if st["irq"] is None else f"{st['irq']:.2f}", n(st["insns"]),
                      st["lost"]])
