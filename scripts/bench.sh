@@ -35,6 +35,9 @@
 #   --keep-runs    keep the run folders (run-NAME/: console, plugin output,
 #                  the prof part's per-block counts) for a closer look
 #   --report-only  only rebuild the table and plot from DIR's raw files
+#
+# The coal part's settings LAT_COUNT, LAT_GAP_MS, LAT_BUSY_US and LAT_LOAD
+# (scripts/bench/guest.sh) go to the guest from this environment.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -73,6 +76,10 @@ if [ -z "$report_only" ]; then
 	bin=$("$PF_TOP/scripts/bench/tools.sh")
 	env_line="SIZES='$sizes' RUNS=$runs COUNT=$count RATES='$rates' NICS='$nics'"
 	env_line+=" XDP_ACTS='$xdp_acts' XDP_SIZES='$xdp_sizes' PROF='$prof'"
+	# The coal part's settings, from this environment if set (guest.sh).
+	for v in LAT_COUNT LAT_GAP_MS LAT_BUSY_US LAT_LOAD; do
+		[ -z "${!v:-}" ] || env_line+=" $v='${!v}'"
+	done
 	vnet=--virtio-net
 	[ "$nics" != pf ] || vnet=""
 	# boot NAME WHAT PLUGIN-OPTIONS: one VM running guest.sh for WHAT; its

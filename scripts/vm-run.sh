@@ -154,13 +154,14 @@ serve_request() {
 	read -r verb nic rest <"$run/req.$id" || true
 	case "$verb" in
 	ctl) "$sim" ctl "$run/nic$nic.ctl" $rest ;;
-	# @OUT@ in a generator's options is the pfout share (the guest's
-	# /run/pf): a file the guest makes there can stop it (--weighted-until).
+	# @OUT@ in a generator's options (gen, vgen) is the pfout share (the
+	# guest's /run/pf): a file the guest makes there can stop it
+	# (--weighted-until, --until).
 	# Its give-up does not count the time this VM waited for a CPU (a
 	# background VM at nice 19 beside busy ones can get none for a minute).
 	gen) "$sim" gen --fabric "$run/fabric" $nic ${rest//@OUT@/$run/out} \
 		--receiver-pids "$(receiver_pids)" ;;
-	vgen) python3 "$PF_TOP/scripts/bench/vnet-gen.py" "$run/vnet.sock" $nic $rest ;;
+	vgen) python3 "$PF_TOP/scripts/bench/vnet-gen.py" "$run/vnet.sock" $nic ${rest//@OUT@/$run/out} ;;
 	lat) python3 "$PF_TOP/scripts/bench/lat.py" "$run" $nic $rest ;;
 	# The device model of NIC nic dies (a surprise removal), after rest
 	# seconds if given; the answer says whether a generator was running.

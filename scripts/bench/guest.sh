@@ -19,13 +19,19 @@
 #       (N: pf, vn; pfxdpACT, vnxdpACT with a native XDP program, ACT drop
 #       or tx, and "seen F", the frames it saw)
 #   mem label L streams S groups G ... inflight P inflight_mem B
-#   lat nic N usecs U eot E poll P gap_ms G run R rtt_us min ... p50 ... p99 ...
-#       p99.9 ... n N lost L busy B   (P: pf-echo's busy-poll us, "-" none;
-#       B: frames busy polling took)
+#   lat nic N usecs U eot E poll P mode M load L gap_ms G run R rtt_us min ...
+#       p50 ... p99 ... p99.9 ... max ... n N lost L hist H busy B irqs Q
+#       rxp F insns I kinsns K [bg_frames F bg_us T] secs S
+#       (P: pf-echo's busy-poll us, "-" none; M: "-", "dim" for adaptive-rx,
+#       "threaded" for threaded NAPI; L: background frames/s, 0 none; B:
+#       frames busy polling took; Q, F: the NIC's interrupts and received
+#       frames over the run; bg_*: the background load's, with L; S: the
+#       run's seconds, guest clock)
 #   prof nic N size S received F ... marks M  (M: markers so far)
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
-# LAT_COUNT, LAT_GAP_MS and LAT_BUSY_US (the coal part's: see there),
+# LAT_COUNT, LAT_GAP_MS, LAT_BUSY_US and LAT_LOAD (the coal part's: see
+# there),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
 # gro, merge, multi, xdp, xsk, xdprate, rate, mem, coal, prof), NICS (of the
 # cost, xdp and xsk parts: default "pf vn"; "pf" needs no virtio-net NIC),
@@ -393,22 +399,78 @@ busy_rx() {
 		for (i in k) if (k[i] == "BusyPollRxPackets") print v[i] } }' /proc/net/netstat
 }
 
+# irqs DEV: the interrupts DEV's MSI-X vectors took so far, all CPUs
+# (/proc/interrupts; virtio-net's vectors are its PCI device's).
+irqs() {
+	d=$(readlink -f "/sys/class/net/$1/device")
+	[ -d "$d/msi_irqs" ] || d=$(dirname "$d")
+	awk -v list="$(ls "$d/msi_irqs" 2>/dev/null | tr '\n' ' ')" '
+		BEGIN { n = split(list, a, " "); for (i = 1; i <= n; i++) w[a[i] ":"] = 1 }
+		$1 in w { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i }
+		END { print s + 0 }' /proc/interrupts
+}
+rx_packets() { cat "/sys/class/net/$1/statistics/rx_packets"; }
+
 # echo_lat NIC EOT [USECS]: one latency run, LAT_COUNT lone frames echoed,
 # each sent LAT_GAP_MS after the previous one's answer; USECS: pf-echo's
-# socket busy-polls (pf-echo -b USECS). Prints lat.py's answer and "busy
-# B", the frames busy polling took meanwhile.
+# socket busy-polls (pf-echo -b USECS). Prints lat.py's answer, "busy B",
+# the frames busy polling took meanwhile, "irqs Q rxp P", the interrupts
+# of the NIC's vectors and the frames it received over the run (with a
+# background load, the load's too), and "insns I kinsns K", the guest's
+# instructions between pf-echo's markers.
 echo_lat() {
 	if [ "$1" = pf ]; then
 		req="lat pf --count $lat_count --gap-ms $lat_gap --eot $2 --dst-mac $pfmac --dst-ip 192.0.2.1"
+		dev=$pf
 	else
 		req="lat vn --count $lat_count --gap-ms $lat_gap --dst-mac $vnmac --dst-ip 198.18.0.1"
+		dev=$vn
 	fi
 	busy0=$(busy_rx)
+	irq0=$(irqs "$dev")
+	rx0=$(rx_packets "$dev")
 	out=$("$bin/pf-echo" ${3:+-b "$3"} 9001 "$lat_count" 5000 "$req") || true
+	irq1=$(irqs "$dev")
+	rx1=$(rx_packets "$dev")
+	ins=$(marks)
 	case "$out" in
-	*" request "*) echo "$(answer "${out##* request }") busy $(($(busy_rx) - busy0))" ;;
+	*" request "*) echo "$(answer "${out##* request }") busy $(($(busy_rx) - busy0)) irqs $((irq1 - irq0)) rxp $((rx1 - rx0)) $ins" ;;
 	*) echo "no pf-echo run" ;;
 	esac
+}
+
+# bg_start NIC / bg_stop: a background load on NIC while a latency run
+# goes on: LAT_LOAD frames/s in all (64 bytes) from nodes 1-29 and 31 of
+# group 0 (node 30 is lat.py's), to a pf-sink on port 9000 that bg_stop
+# ends; pagefill's from pagefill-sim gen (its streams open-ended with
+# --weighted-until), virtio-net's from vnet-gen.py (--until), both until
+# /run/pf/bg.stop exists. bg_stop sets bg_line to "bg_frames F bg_us T":
+# the frames the generator sent and over how long (microseconds).
+bg_n=0
+bg_start() {
+	rm -f /run/pf/bg.stop
+	if [ "$1" = pf ]; then
+		req="gen --nodes 1-29,31 --groups 0 --size 64 --count 1 --rate $lat_load --group-weight 0=2 --weighted-until @OUT@/bg.stop --dst-mac $pfmac --dst-ip 192.0.2.1 --src-ip 198.51.100.0"
+	else
+		req="vgen --nodes 1-29,31 --size 64 --count 1 --rate $lat_load --until @OUT@/bg.stop --dst-mac $vnmac --dst-ip 198.18.0.1"
+	fi
+	"$bin/pf-sink" 9000 1000000000 600000 >/dev/null &
+	bg_pid=$!
+	sleep 0.2
+	bg_n=$((bg_n + 1))
+	bg_id=bg.$$.$bg_n
+	printf '%s\n.\n' "$req" >"/run/pf/tmp.$bg_id"
+	mv "/run/pf/tmp.$bg_id" "/run/pf/req.$bg_id"
+	# The load under way before the first round trip.
+	sleep 1
+}
+bg_stop() {
+	touch /run/pf/bg.stop
+	bg_ans=$(answer "$bg_id")
+	kill "$bg_pid" 2>/dev/null || true
+	wait "$bg_pid" 2>/dev/null || true
+	bg_line=$(echo "$bg_ans" | awk '{ for (i = 1; i < NF; i++) if ($i == "frames" || $i == "elapsed_us") v[$i] = $(i + 1)
+		print "bg_frames " v["frames"] + 0 " bg_us " v["elapsed_us"] + 0 }')
 }
 
 # napi_defer DEV DEFER NS: DEV's napi_defer_hard_irqs and gro_flush_timeout
@@ -418,18 +480,37 @@ napi_defer() {
 	echo "$3" >"/sys/class/net/$1/gro_flush_timeout"
 }
 
+# lat_case NIC USECS EOT POLL MODE LOAD R: one latency run of a case, its
+# line: MODE "-" (the NIC as set), "dim" (adaptive-rx on) or "threaded"
+# (threaded NAPI); LOAD the background load's frames/s, 0 none.
+lat_case() {
+	t0=$(date +%s%N)
+	if [ "$6" != 0 ]; then bg_start "$1"; fi
+	if [ "$4" = - ]; then res=$(echo_lat "$1" "$3"); else res=$(echo_lat "$1" "$3" "$4"); fi
+	bg_line=""
+	if [ "$6" != 0 ]; then bg_stop; fi
+	echo "lat nic $1 usecs $2 eot $3 poll $4 mode $5 load $6 gap_ms $lat_gap run $7 $res${bg_line:+ $bg_line} secs $((($(date +%s%N) - t0) / 1000000000))"
+}
+
 # coal: the round trip of a lone frame (lat lines; "poll" is pf-echo's
 # busy-poll time, "-" for none): pagefill with its default rx-usecs and
 # with 0, the sender marking the frame end of transmission (EOT 1) or
-# leaving it to the coalescing timer; virtio-net; and both with busy
-# polling, LAT_BUSY_US (default "50 20000"; above LAT_GAP_MS the loop
-# spans the wait for the next frame), the NAPI settings the kernel's
+# leaving it to the coalescing timer; pagefill with adaptive-rx on
+# (net_dim) and with threaded NAPI (sysfs threaded 1), EOT 1; virtio-net,
+# and with adaptive-rx if its device takes it; both with busy polling,
+# LAT_BUSY_US (default "50 20000"; above LAT_GAP_MS the loop spans the
+# wait for the next frame), the NAPI settings the kernel's
 # selftests/net/busy_poll_test.sh uses (napi_defer_hard_irqs 100,
-# gro_flush_timeout 50000 ns) and pagefill at rx-usecs 0 and EOT 1.
-# LAT_COUNT frames a run (default 1000), LAT_GAP_MS apart (default 2).
-lat_count=${LAT_COUNT:-1000}
-lat_gap=${LAT_GAP_MS:-2}
+# gro_flush_timeout 50000 ns) and pagefill at rx-usecs 0 and EOT 1. Then
+# under load (bg_start): pagefill by default, with adaptive-rx and with
+# threaded NAPI (EOT 1), virtio-net by default and with adaptive-rx if it
+# takes it, each while LAT_LOAD frames/s (default 25000) come in from 30
+# other streams. LAT_COUNT frames a run (default 2000), LAT_GAP_MS apart
+# (default 1).
+lat_count=${LAT_COUNT:-2000}
+lat_gap=${LAT_GAP_MS:-1}
 lat_busy=${LAT_BUSY_US:-50 20000}
+lat_load=${LAT_LOAD:-25000}
 if echo "$what" | grep -qw coal; then
 	# The echoes go back to node 30 of the fabric, and to the same address
 	# behind virtio-net's socket.
@@ -438,26 +519,57 @@ if echo "$what" | grep -qw coal; then
 	ip neigh add 198.18.0.30 lladdr 02:50:46:4c:00:1e dev "$vn"
 	default=$(ethtool -c "$pf" | awk '$1 == "rx-usecs:" { print $2 }')
 	echo "# ethtool -C $vn rx-usecs 0: $(ethtool -C "$vn" rx-usecs 0 2>&1 || true)"
-	echo "# latency runs: $lat_count frames, $lat_gap ms apart; busy polling $lat_busy us"
+	# virtio-net's adaptive-rx needs a device with notification
+	# coalescing (VIRTIO_NET_F_VQ_NOTF_COAL): its case runs if it takes it.
+	# Its case runs if ethtool -c then says it is on.
+	vndim=""
+	msg=$(ethtool -C "$vn" adaptive-rx on 2>&1) || true
+	coal=$(ethtool -c "$vn" 2>&1 | grep -iE 'adaptive|rx-usecs:' | tr '\n\t' '  ')
+	if ethtool -c "$vn" 2>/dev/null | grep -q '^Adaptive RX: *on'; then vndim=1; fi
+	ethtool -C "$vn" adaptive-rx off 2>/dev/null || true
+	vncase=skipped
+	[ -z "$vndim" ] || vncase=run
+	echo "# ethtool -C $vn adaptive-rx on: said \"$msg\"; then ethtool -c $vn: $coal; its case $vncase"
+	echo "# latency runs: $lat_count frames, $lat_gap ms apart; busy polling $lat_busy us; load $lat_load frames/s"
+	coal_t0=$(date +%s)
 	for r in $(seq "$runs"); do
 		for usecs in "$default" 0; do
 			ethtool -C "$pf" rx-usecs "$usecs"
 			for eot in 1 0; do
-				echo "lat nic pf usecs $usecs eot $eot poll - gap_ms $lat_gap run $r $(echo_lat pf "$eot")"
+				lat_case pf "$usecs" "$eot" - - 0 "$r"
 			done
-		done
-		echo "lat nic vn usecs - eot - poll - gap_ms $lat_gap run $r $(echo_lat vn -)"
-		ethtool -C "$pf" rx-usecs 0
-		for nic in pf vn; do
-			if [ "$nic" = pf ]; then dev=$pf eot=1 usecs=0; else dev=$vn eot=- usecs=-; fi
-			napi_defer "$dev" 100 50000
-			for us in $lat_busy; do
-				echo "lat nic $nic usecs $usecs eot $eot poll $us gap_ms $lat_gap run $r $(echo_lat "$nic" "$eot" "$us")"
-			done
-			napi_defer "$dev" 0 0
 		done
 		ethtool -C "$pf" rx-usecs "$default"
+		for load in 0 "$lat_load"; do
+			[ "$load" = 0 ] || lat_case pf "$default" 1 - - "$load" "$r"
+			ethtool -C "$pf" adaptive-rx on
+			lat_case pf dim 1 - dim "$load" "$r"
+			ethtool -C "$pf" adaptive-rx off
+			ethtool -C "$pf" rx-usecs "$default"
+			echo 1 >"/sys/class/net/$pf/threaded"
+			lat_case pf "$default" 1 - threaded "$load" "$r"
+			echo 0 >"/sys/class/net/$pf/threaded"
+			lat_case vn - - - - "$load" "$r"
+			if [ -n "$vndim" ]; then
+				ethtool -C "$vn" adaptive-rx on
+				lat_case vn dim - - dim "$load" "$r"
+				ethtool -C "$vn" adaptive-rx off
+			fi
+			[ "$load" != 0 ] || {
+				ethtool -C "$pf" rx-usecs 0
+				for nic in pf vn; do
+					if [ "$nic" = pf ]; then dev=$pf eot=1 usecs=0; else dev=$vn eot=- usecs=-; fi
+					napi_defer "$dev" 100 50000
+					for us in $lat_busy; do
+						lat_case "$nic" "$usecs" "$eot" "$us" - 0 "$r"
+					done
+					napi_defer "$dev" 0 0
+				done
+				ethtool -C "$pf" rx-usecs "$default"
+			}
+		done
 	done
+	echo "# latency part: $(($(date +%s) - coal_t0)) s"
 fi
 
 if echo "$what" | grep -qw prof; then

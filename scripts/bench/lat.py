@@ -12,11 +12,21 @@ the coalescing timer), and the answer comes back as a fabric broadcast.
 NIC vn: the frame goes into QEMU's virtio-net datagram socket, and the answer
 comes out to the peer path QEMU sends to. RUN is vm-run.sh's run folder.
 
-Prints "rtt_us min A p10 B p50 C p90 D p99 E p99.9 F max G n N lost L",
-whole microseconds over the N frames that came back (L did not within 1 s):
-pX is the nearest-rank percentile, the ceil(X/100 * N)-th smallest round
-trip, so at N = 1000 p99 has 10 round trips above it and p99.9 one.
+Prints "rtt_us min A p10 B p50 C p90 D p99 E p99.9 F max G n N lost L
+hist H", whole microseconds over the N frames that came back (L did not
+within 1 s): pX is the nearest-rank percentile, the ceil(X/100 * N)-th
+smallest round trip, so at N = 1000 p99 has 10 round trips above it and
+p99.9 one. H is every round trip in logarithmic bins, 100 a decade (bin i
+holds the round trips from 10^(i/100) up to 10^((i+1)/100) us, 2.3% wide),
+written "FIRST:C,C,...", the counts of the bins from FIRST on, so that
+report.py can pool the runs of a case and draw their distribution.
+
+While it waits (the gap, the answer), it reads and drops everything else
+that comes to its fabric socket: with a generator on the fabric (the
+latency runs under load), every broadcast reaches node 30 too, and a full
+socket would hold the generator back.
 """
+import math
 import argparse
 import os
 import socket
@@ -73,10 +83,23 @@ def main():
         peer = os.path.join(a.run, "vnet.sock")
         src_ip = socket.inet_aton("198.18.0.%d" % NODE)
     s.bind(me)
+
+    def drain(until):
+        """Reads and drops what comes in until the time until."""
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                return
+            s.settimeout(left)
+            try:
+                s.recv(65536)
+            except socket.timeout:
+                return
+
     try:
         # The device model finds a new fabric node when it next reads the
         # folder (every 200 ms).
-        time.sleep(0.5)
+        drain(time.monotonic() + 0.5)
         s.settimeout(1.0)
         rtts, lost = [], 0
         for seq in range(a.count):
@@ -87,13 +110,22 @@ def main():
             else:
                 msg = f
             t0 = time.monotonic()
+            # A full peer socket (the generator's frames ahead, under load)
+            # holds the frame back: that wait is part of its round trip.
+            s.settimeout(None)
             s.sendto(msg, peer)
             got = False
+            s.settimeout(1.0)
             while not got:
                 try:
                     d = s.recv(65536)
                 except socket.timeout:
                     break
+                if b"PFLT" not in d:
+                    # The generator's frames, under load.
+                    if time.monotonic() - t0 > 1.0:
+                        break
+                    continue
                 if a.nic == "pf":
                     # Fabric messages: take the frames out of the datagram.
                     off = 0
@@ -112,7 +144,7 @@ def main():
                 rtts.append((time.monotonic() - t0) * 1e6)
             else:
                 lost += 1
-            time.sleep(a.gap_ms / 1000)
+            drain(time.monotonic() + a.gap_ms / 1000)
     finally:
         os.unlink(me)
     rtts.sort()
@@ -123,8 +155,16 @@ def main():
             return -1
         return int(rtts[max(0, -(-permille * len(rtts) // 1000) - 1)])
 
+    bins = {}
+    for r in rtts:
+        i = math.floor(100 * math.log10(max(r, 1)))
+        bins[i] = bins.get(i, 0) + 1
+    hist = "-"
+    if bins:
+        first = min(bins)
+        hist = f"{first}:" + ",".join(str(bins.get(i, 0)) for i in range(first, max(bins) + 1))
     print(f"rtt_us min {q(0)} p10 {q(100)} p50 {q(500)} p90 {q(900)} p99 {q(990)} "
-          f"p99.9 {q(999)} max {q(1000)} n {len(rtts)} lost {lost}")
+          f"p99.9 {q(999)} max {q(1000)} n {len(rtts)} lost {lost} hist {hist}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 report: reads DIR/raw-*.txt but raw-prof.txt (scripts/bench/guest.sh's lines
 from the boots of scripts/bench.sh), prints the
 markdown results and writes DIR/cost.svg (instructions per frame against
-frame size, both NICs, median with the runs' range).
+frame size, both NICs, median with the runs' range) and DIR/lat-cdf.svg
+(the distribution of each latency case's round trips).
 
 profile: reads DIR/raw-prof.txt and the pf-insn plugin's per-block counts in
 DIR/run-prof/out, names the blocks with the guest's /proc/kallsyms (or the
@@ -461,68 +462,283 @@ def report(d):
           "posted buffers, capped by the ring limit.\n")
     lat = [x for k, x in rows if k == "lat"]
     if lat:
-        frames = sorted({x.get("n", 0) + x.get("lost", 0) for x in lat})
-        gaps = sorted({x.get("gap_ms", 20) for x in lat})
-        polls = sorted({x.get("poll", "-") for x in lat} - {"-"})
-        p("## 4. Round trip of a lone 64-byte frame (host clock)\n")
-        p("The host sends one UDP frame, the guest's pf-echo sends it back through the same NIC, "
-          f"and the next frame leaves {'/'.join(map(str, gaps))} ms after the answer; "
-          f"{'/'.join(map(str, frames))} frames per run, {lat_runs(lat)} runs. EOT 1: the "
-          "sender marks the frame end of transmission (the device writes the buffer at once); "
-          "EOT 0: the coalescing timer (`rx-usecs`) writes it. Microseconds; TCG and a loaded "
-          "host, so only the differences mean much.\n")
-        if polls:
-            p("Busy poll: pf-echo's socket has `SO_BUSY_POLL` set to that many microseconds, "
-              "`SO_PREFER_BUSY_POLL` and `SO_BUSY_POLL_BUDGET` 16, and still blocks in "
-              "`recvfrom`, which polls the NIC's NAPI instance for that long before it sleeps; "
-              "the NIC has `napi_defer_hard_irqs` 100 and `gro_flush_timeout` 50000 ns "
-              "(sysfs), pagefill `rx-usecs` 0 and EOT 1. Busy-polled: the NAPI work busy "
-              "polling did (`BusyPollRxPackets`, which adds up what the polls returned) per "
-              "frame that came back: virtio-net counts one per frame, pagefill two (the "
-              "completion by which the device claims a buffer, and the one of the frame it "
-              "wrote there), so 1 and 2 mean that busy polling "
-              "took every frame and 0 that it took none (an interrupt or the GRO flush timer's "
-              "poll did).\n")
-        p("Each run gives the percentiles of its round trips, nearest rank (pX: the "
-          f"ceil(X/100 n)-th smallest of n; of {frames[-1]}, p99 has "
-          f"{frames[-1] - -(-99 * frames[-1] // 100)} above it and p99.9 "
-          f"{frames[-1] - -(-999 * frames[-1] // 1000)}). p50 and p99: the median of the "
-          "runs' and the runs' range; p99.9: the worst run's; min: the best run's. Lost: "
-          "frames not back within 1 s, all runs.\n")
-        p("| NIC | rx-usecs | EOT | busy poll, us | p50 | p50 range | p99 | p99 range | "
-          "worst p99.9 | best min | busy-polled | lost |")
-        p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        for k in lat_keys(lat):
-            rs = [x for x in lat if lat_key(x) == k and x.get("n", 0) > 0]
-            p50, p99 = [x["p50"] for x in rs], [x["p99"] for x in rs if "p99" in x]
-            worst = max([x["p99.9"] for x in rs if "p99.9" in x], default=None)
-            busy = [x for x in rs if "busy" in x]
-            share = (f"{sum(x['busy'] for x in busy) / sum(x['n'] for x in busy):.2f}"
-                     if busy and k[3] != "-" else "-")
-            p(f"| {NICS[k[0]]} | {k[1]} | {k[2]} | {k[3]} | {fnum(med(p50))} | {rng(p50)} | "
-              f"{fnum(med(p99))} | {rng(p99)} | {fnum(worst)} | "
-              f"{fnum(min([x['min'] for x in rs]) if rs else None)} | {share} | "
-              f"{sum(x.get('lost', 0) for x in lat if lat_key(x) == k)} |")
-        p("")
+        lat_section(d, lat)
+
+
+# The latency lines' histogram: bin i holds the round trips from
+# 10^(i/BINS) up to 10^((i+1)/BINS) microseconds (scripts/bench/lat.py).
+BINS = 100
 
 
 def lat_key(x):
-    """A latency line's case: NIC, rx-usecs, EOT, busy-poll time."""
-    return (x["nic"], x["usecs"], x["eot"], x.get("poll", "-"))
+    """A latency line's case: NIC, rx-usecs, EOT, busy-poll time, mode
+    ("-", "dim" for adaptive-rx, "threaded" for threaded NAPI) and the
+    background load in frames/s (0: none)."""
+    return (x["nic"], x["usecs"], x["eot"], x.get("poll", "-"), x.get("mode", "-"),
+            x.get("load", 0))
 
 
 def lat_keys(lat):
-    """The latency cases in the order of their first lines."""
+    """The latency cases, idle ones first, each in the order of its first line."""
     keys = []
     for x in lat:
         if lat_key(x) not in keys:
             keys.append(lat_key(x))
-    return keys
+    return sorted(keys, key=lambda k: k[5] != 0)
 
 
 def lat_runs(lat):
     """The runs of the case with most."""
     return max(len([x for x in lat if lat_key(x) == k]) for k in lat_keys(lat))
+
+
+def lat_name(k):
+    """A case's configuration in words (without its load)."""
+    nic, usecs, eot, poll, mode, _ = k
+    words = [NICS[nic]]
+    if mode == "dim":
+        words.append("adaptive-rx")
+    elif usecs != "-":
+        words.append(f"rx-usecs {usecs}")
+    if mode == "threaded":
+        words.append("threaded NAPI")
+    if eot != "-":
+        words.append(f"EOT {eot}")
+    if poll != "-":
+        words.append(f"busy poll {poll} us")
+    return ", ".join(words)
+
+
+def lat_hist(rs):
+    """The runs' histograms pooled: {bin: count}."""
+    pooled = {}
+    for x in rs:
+        h = x.get("hist")
+        if not isinstance(h, str) or ":" not in h:
+            continue
+        first, counts = h.split(":", 1)
+        for i, c in enumerate(counts.split(","), int(first)):
+            if int(c):
+                pooled[i] = pooled.get(i, 0) + int(c)
+    return pooled
+
+
+def hist_pct(pooled, permille):
+    """The nearest-rank percentile of a pooled histogram: the middle of the
+    bin of the ceil(permille/1000 n)-th smallest round trip (within 1.2%)."""
+    n = sum(pooled.values())
+    if not n:
+        return None
+    rank, seen = max(1, -(-permille * n // 1000)), 0
+    for i in sorted(pooled):
+        seen += pooled[i]
+        if seen >= rank:
+            return 10 ** ((i + 0.5) / BINS)
+    return None
+
+
+def lat_stats(lat, k):
+    """A case's pooled figures: n, p50, p90, p99, p99.9 (histogram), max
+    (the runs' largest), interrupts and guest instructions per received
+    frame, busy-polled work per frame, lost."""
+    rs = [x for x in lat if lat_key(x) == k and x.get("n", 0) > 0]
+    pooled = lat_hist(rs)
+    st = {"runs": len(rs), "n": sum(pooled.values()),
+          "lost": sum(x.get("lost", 0) for x in lat if lat_key(x) == k),
+          "max": max([x["max"] for x in rs if "max" in x], default=None),
+          "p50_runs": [x["p50"] for x in rs]}
+    lo = min([x["min"] for x in rs if "min" in x], default=None)
+    for pm in (500, 900, 990, 999):
+        # A bin's middle, kept within the measured extremes.
+        st[pm] = hist_pct(pooled, pm)
+        if st[pm] is not None and st["max"] is not None:
+            st[pm] = max(min(st[pm], st["max"]), lo)
+    st["hist"] = pooled
+    rx = [x for x in rs if x.get("rxp")]
+    st["irq"] = (sum(x["irqs"] for x in rx) / sum(x["rxp"] for x in rx)) if rx else None
+    ins = [x for x in rx if isinstance(x.get("insns"), int)]
+    st["insns"] = (sum(x["insns"] for x in ins) / sum(x["rxp"] for x in ins)) if ins else None
+    busy = [x for x in rs if "busy" in x]
+    st["busy"] = (sum(x["busy"] for x in busy) / sum(x["n"] for x in busy)
+                  if busy and k[3] != "-" else None)
+    bg = [x for x in rs if x.get("bg_us")]
+    st["bg_rate"] = (sum(x["bg_frames"] for x in bg) / sum(x["bg_us"] for x in bg) * 1e6
+                     if bg else None)
+    return st
+
+
+def lat_default(lat, nic, load):
+    """The case of NIC's default configuration at LOAD: virtio-net as it
+    comes, pagefill at its default rx-usecs (the first idle case's) with EOT 1."""
+    for k in lat_keys(lat):
+        if k[0] == nic and k[3] == "-" and k[4] == "-" and k[5] == load and (
+                nic == "vn" or k[2] == 1):
+            return k
+    return None
+
+
+def lat_targets(lat):
+    """The latency targets against the measurements, as sentences."""
+    out = []
+    loads = sorted({k[5] for k in lat_keys(lat)})
+    for load in loads:
+        pf, vn = lat_default(lat, "pf", load), lat_default(lat, "vn", load)
+        if not pf or not vn:
+            out.append(f"- {'idle' if not load else f'under {load}/s'}: no default case of "
+                       "both NICs measured.")
+            continue
+        a, b = lat_stats(lat, pf), lat_stats(lat, vn)
+        cmp = []
+        ok = True
+        for pm, name in ((500, "p50"), (900, "p90"), (990, "p99")):
+            if a[pm] is None or b[pm] is None:
+                ok = False
+                continue
+            below = a[pm] < b[pm]
+            ok = ok and below
+            cmp.append(f"{name} {a[pm]:.0f} {'<' if below else '>='} {b[pm]:.0f}")
+        out.append(f"- {'Idle' if not load else f'Under load ({load}/s)'}: every percentile up "
+                   f"to p99 of {lat_name(pf)} below virtio-net's: "
+                   f"{'met' if ok else 'not met'} ({', '.join(cmp)} us).")
+        if load and a[500] and a[999]:
+            r = a[999] / a[500]
+            out.append(f"- Under load ({load}/s): p99.9 within 2x of p50 ({lat_name(pf)}): "
+                       f"{'met' if r <= 2 else 'not met'} (p99.9 {a[999]:.0f} us, "
+                       f"p50 {a[500]:.0f} us, {r:.1f}x).")
+    return out
+
+
+LAT_COLOURS = {"pf": "#c0392b", "vn": "#2471a3"}
+
+
+def lat_svg(path, lat):
+    """One panel per latency case: the CDF of its pooled round trips
+    (log microseconds), and in grey that of virtio-net as it comes at the
+    same load. Plain SVG, no libraries."""
+    keys = lat_keys(lat)
+    cols = 4
+    rows_n = -(-len(keys) // cols)
+    PW, PH, L, T, B, G = 250, 190, 42, 34, 34, 14
+    W, H = cols * PW + 20, rows_n * PH + 50
+    lo, hi = 2.0, 5.0  # log10 microseconds: 100 us to 100 ms
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+           f'font-family="sans-serif" font-size="10">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="13">Round trip of a lone '
+           f'64-byte frame: CDF of each case\'s pooled runs (grey: virtio-net as it comes, same '
+           f'load)</text>']
+
+    def curve(pooled, px, py, w, h, colour, dash=""):
+        n = sum(pooled.values())
+        if not n:
+            return ""
+        pts, seen = [], 0
+        # The occupied bins' edges (pooled has no empty bin: between two
+        # occupied ones the CDF is flat), each point once.
+        for i in sorted(pooled):
+            for edge, part in ((i, 0), (i + 1, pooled[i])):
+                seen += part
+                v = min(max(edge / BINS, lo), hi)
+                pt = f"{px + (v - lo) / (hi - lo) * w:.1f},{py + h - seen / n * h:.1f}"
+                if not pts or pts[-1] != pt:
+                    pts.append(pt)
+        return (f'<polyline fill="none" stroke="{colour}" stroke-width="1.5"{dash} '
+                f'points="{" ".join(pts)}"/>')
+
+    for j, k in enumerate(keys):
+        ox, oy = 10 + (j % cols) * PW, 30 + (j // cols) * PH
+        px, py, w, h = ox + L, oy + T, PW - L - G, PH - T - B
+        st = lat_stats(lat, k)
+        title = lat_name(k)
+        load = "idle" if not k[5] else f"under {k[5]}/s"
+        out.append(f'<text x="{ox + PW / 2}" y="{oy + 12}" text-anchor="middle" font-size="9">{title}</text>')
+        out.append(f'<text x="{ox + PW / 2}" y="{oy + 24}" text-anchor="middle">{load}, '
+                   f'n {st["n"]}</text>')
+        out.append(f'<rect x="{px}" y="{py}" width="{w}" height="{h}" fill="none" stroke="black"/>')
+        for dec in range(int(lo), int(hi) + 1):
+            x = px + (dec - lo) / (hi - lo) * w
+            out.append(f'<line x1="{x:.1f}" y1="{py}" x2="{x:.1f}" y2="{py + h}" stroke="#ddd"/>')
+            label = {2: "100us", 3: "1ms", 4: "10ms", 5: "100ms"}[dec]
+            out.append(f'<text x="{x:.1f}" y="{py + h + 12}" text-anchor="middle">{label}</text>')
+        for f in (0.5, 0.9, 0.99):
+            y = py + h - f * h
+            out.append(f'<line x1="{px}" y1="{y:.1f}" x2="{px + w}" y2="{y:.1f}" stroke="#eee"/>')
+            out.append(f'<text x="{px - 3}" y="{y + 3:.1f}" text-anchor="end">{f:g}</text>')
+        ref = lat_default(lat, "vn", k[5])
+        if ref and ref != k:
+            out.append(curve(lat_stats(lat, ref)["hist"], px, py, w, h, "#999",
+                             ' stroke-dasharray="4 2"'))
+        out.append(curve(st["hist"], px, py, w, h, LAT_COLOURS.get(k[0], "black")))
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def lat_section(d, lat):
+    """results.md's section 4 (and DIR/lat-cdf.svg)."""
+    p = print
+    frames = sorted({x.get("n", 0) + x.get("lost", 0) for x in lat})
+    gaps = sorted({x.get("gap_ms", 20) for x in lat})
+    polls = sorted({x.get("poll", "-") for x in lat} - {"-"})
+    loads = sorted({x.get("load", 0) for x in lat} - {0})
+    p("## 4. Round trip of a lone 64-byte frame (host clock)\n")
+    p("The host sends one UDP frame, the guest's pf-echo sends it back through the same NIC, "
+      f"and the next frame leaves {'/'.join(map(str, gaps))} ms after the answer; "
+      f"{'/'.join(map(str, frames))} frames per run, {lat_runs(lat)} runs a case. EOT 1: the "
+      "sender marks the frame end of transmission (the device writes the buffer at once); "
+      "EOT 0: the coalescing timer (`rx-usecs`) writes it. Adaptive-rx: `ethtool -C DEV "
+      "adaptive-rx on` (the kernel's net_dim sets the coalescing per queue). Threaded NAPI: "
+      "`/sys/class/net/DEV/threaded` 1, at the default `rx-usecs`. Microseconds; TCG on a "
+      "shared 2-core host, which inflates the tails, so only the differences mean much.\n")
+    if loads:
+        p(f"Under load: meanwhile {'/'.join(map(str, loads))} frames/s of 64 bytes in all come "
+          "to the same NIC from 30 other senders (nodes 1-29 and 31 of group 0; node 30 is the "
+          "timer's), to a sink on another port: pagefill's from pagefill-sim gen (every stream "
+          "open-ended until the run ends, so no frame of theirs is marked end of transmission "
+          "but a stream's last), virtio-net's from vnet-gen.py into its socket, where the "
+          "timed frame waits behind them while the socket is full. Load: the rate asked for, "
+          "and the generators' frames over their time (pagefill's pacing pauses while the "
+          "device holds a stream off, xoff).\n")
+    if polls:
+        p("Busy poll: pf-echo's socket has `SO_BUSY_POLL` set to that many microseconds, "
+          "`SO_PREFER_BUSY_POLL` and `SO_BUSY_POLL_BUDGET` 16, and still blocks in "
+          "`recvfrom`, which polls the NIC's NAPI instance for that long before it sleeps; "
+          "the NIC has `napi_defer_hard_irqs` 100 and `gro_flush_timeout` 50000 ns "
+          "(sysfs), pagefill `rx-usecs` 0 and EOT 1. Busy-polled: the NAPI work busy "
+          "polling did (`BusyPollRxPackets`, which adds up what the polls returned) per "
+          "frame that came back: virtio-net counts one per frame, pagefill two (the "
+          "completion by which the device claims a buffer, and the one of the frame it "
+          "wrote there), so 1 and 2 mean that busy polling "
+          "took every frame and 0 that it took none (an interrupt or the GRO flush timer's "
+          "poll did).\n")
+    p("Percentiles over every round trip of a case's runs, pooled (n), nearest rank (pX: the "
+      "ceil(X/100 n)-th smallest), each the middle of its bin in lat.py's histogram (bins "
+      "2.3% wide, so within 1.2%); max: the largest measured. p50 of runs: the range of the "
+      "runs' own medians. Interrupts and instructions per frame: those of the NIC's MSI-X "
+      "vectors (`/proc/interrupts`) and the guest's (pf-insn, between pf-echo's markers, idle "
+      "time included) over the run, per frame the NIC received (`rx_packets`: the echoed "
+      "frames, and under load the background's too). Lost: frames not back within 1 s.\n")
+    p("| configuration | load/s | n | p50 | p90 | p99 | p99.9 | max | p50 of runs | "
+      "interrupts/frame | instructions/frame | busy-polled | lost |")
+    p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for k in lat_keys(lat):
+        st = lat_stats(lat, k)
+        load = "idle" if not k[5] else (
+            f"{k[5]} (sent {fnum(st['bg_rate'])})" if st["bg_rate"] else str(k[5]))
+        p(f"| {lat_name(k)} | {load} | {st['n']} | {fnum(st[500])} | {fnum(st[900])} | "
+          f"{fnum(st[990])} | {fnum(st[999])} | {fnum(st['max'])} | {rng(st['p50_runs'])} | "
+          f"{fnum(st['irq'], '{:.2f}')} | {fnum(st['insns'])} | "
+          f"{fnum(st['busy'], '{:.2f}')} | {st['lost']} |")
+    p("")
+    lat_svg(os.path.join(d, "lat-cdf.svg"), lat)
+    p("![round-trip CDFs](lat-cdf.svg)\n")
+    targets = lat_targets(lat)
+    if targets:
+        p("Targets, default configurations (pagefill: its default `rx-usecs`, EOT 1; "
+          "virtio-net as it comes):\n")
+        for t in targets:
+            p(t)
+        p("")
 
 
 def load_symbols(kallsyms, system_map):
@@ -839,18 +1055,18 @@ def rst(d):
     lat = [x for k, x in rows if k == "lat"]
     body = []
     for k in lat_keys(lat):
-        rs = [x for x in lat if lat_key(x) == k and x.get("n", 0) > 0]
-        eot = {1: "yes", 0: "no"}.get(k[2], "\\-")
-        body.append([NICS[k[0]], k[1] if k[1] != "-" else "\\-", eot,
-                     k[3] if k[3] != "-" else "\\-",
-                     n(med([x["p50"] for x in rs])), n(med([x["p99"] for x in rs if "p99" in x])),
-                     n(max([x["p99.9"] for x in rs if "p99.9" in x], default=None)),
-                     sum(x.get("lost", 0) for x in lat if lat_key(x) == k)])
+        st = lat_stats(lat, k)
+        load = "idle" if not k[5] else (
+            f"{k[5]} (sent {st['bg_rate']:.0f})" if st["bg_rate"] else k[5])
+        body.append([lat_name(k), load, st["n"], n(st[500]), n(st[900]), n(st[990]),
+                     n(st[999]), n(st["max"]),
+                     "\\-" if st["irq"] is None else f"{st['irq']:.2f}", n(st["insns"]),
+                     st["lost"]])
     if body:
         rst_table("bench-latency", "Round trip of a lone 64-byte frame, microseconds",
-                  [["NIC"], ["rx-usecs"], ["end of", "transmission"], ["busy", "poll, us"],
-                   ["p50:", "median", "of runs"], ["p99:", "median", "of runs"],
-                   ["p99.9:", "worst", "run"], ["lost"]], body)
+                  [["configuration"], ["load,", "frames/s"], ["round", "trips"], ["p50"],
+                   ["p90"], ["p99"], ["p99.9"], ["max"], ["interrupts", "per frame"],
+                   ["instructions", "per frame"], ["lost"]], body)
     if os.path.exists(os.path.join(d, "profile.tsv")):
         runs = load_profile(d)
         # The cases the page discusses, narrow headings.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""vnet-gen.py SOCKET [--nodes A-B] [--size N] [--count N] [--rate FPS]
---dst-mac MAC --dst-ip IP [--src-ip IP] [--dport PORT]
+"""vnet-gen.py SOCKET [--nodes A-B,...] [--size N] [--count N] [--rate FPS]
+[--until FILE] --dst-mac MAC --dst-ip IP [--src-ip IP] [--dport PORT]
 
 The virtio-net side of the benchmark: the same frames as pagefill-sim gen
 (tools/pagefill-sim/src/generator.rs: Ethernet from the node's MAC, IPv4
@@ -12,7 +12,9 @@ datagram into the unix datagram socket of QEMU's `-netdev dgram` backend.
 A unix datagram socket blocks the sender while the receiver's queue is full,
 and QEMU stops reading it while the guest's receive ring is full, so, like
 pagefill's xoff, this generator is held back rather than dropped; --rate
-paces it below that. Prints "frames N elapsed_us T blocked_us B".
+paces it below that. With --until, the streams send on, past --count, until
+FILE exists (looked for every 10 ms): a background load for as long as
+the guest needs it, as pagefill-sim gen's --weighted-until. Prints "frames N elapsed_us T blocked_us B".
 """
 import argparse
 import os
@@ -40,8 +42,11 @@ def frame(size, dst_mac, src_ip, dst_ip, dport, node, seq):
 
 
 def span(text):
-    a, _, b = text.partition("-")
-    return list(range(int(a), int(b or a) + 1))
+    out = []
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out += range(int(a), int(b or a) + 1)
+    return out
 
 
 def main():
@@ -55,6 +60,7 @@ def main():
     ap.add_argument("--dst-ip", required=True)
     ap.add_argument("--src-ip", default="198.51.100.0")
     ap.add_argument("--dport", type=int, default=9000)
+    ap.add_argument("--until", help="send until this file exists")
     a = ap.parse_args()
     dst_mac = bytes.fromhex(a.dst_mac.replace(":", ""))
     src_ip, dst_ip = socket.inet_aton(a.src_ip), socket.inet_aton(a.dst_ip)
@@ -65,8 +71,13 @@ def main():
     try:
         s.connect(a.socket)
         sent = blocked = 0
-        start = time.monotonic()
-        for seq in range(a.count):
+        start = checked = time.monotonic()
+        seq = 0
+        while seq < a.count or a.until:
+            if a.until and time.monotonic() - checked >= 0.01:
+                checked = time.monotonic()
+                if os.path.exists(a.until):
+                    break
             for node in nodes:
                 f = frame(a.size, dst_mac, src_ip, dst_ip, a.dport, node, seq)
                 t = time.monotonic()
@@ -78,6 +89,7 @@ def main():
                     delay = due - time.monotonic()
                     if delay > 0:
                         time.sleep(delay)
+            seq += 1
         elapsed = time.monotonic() - start
     finally:
         os.unlink(me)
