@@ -154,14 +154,21 @@ pub(crate) fn chunk_list(
                 mem[chunk_list::COUNT..chunk_list::COUNT + 2]
                     .copy_from_slice(&(count as u16).to_le_bytes());
                 for i in 0..count {
-                    let at = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE + chunk_list::ADDR;
+                    let at = chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE;
                     let addr = bufs.dma_addr(i).unwrap_or(0);
-                    // A store of eight bytes, not a call to copy a slice.
+                    const _: () = assert!(
+                        chunk_list::ADDR == 0
+                            && chunk_list::RECORD == 8
+                            && chunk_list::ENTRY_SIZE == 16
+                    );
+                    // The address and a cleared record, in one store: an
+                    // entry the device did not write must not read as a
+                    // frame's record that the reused page held.
                     if let Some(entry) = mem
-                        .get_mut(at..at + 8)
-                        .and_then(|m| <&mut [u8; 8]>::try_from(m).ok())
+                        .get_mut(at..at + chunk_list::ENTRY_SIZE)
+                        .and_then(|m| <&mut [u8; chunk_list::ENTRY_SIZE]>::try_from(m).ok())
                     {
-                        *entry = addr.to_le_bytes();
+                        *entry = u128::from(addr).to_le_bytes();
                     }
                 }
             },
@@ -200,13 +207,22 @@ impl XskPath<'_> {
         let prog = xdp.map(|x| x.prog);
         let list = sp.buf.data();
         let frames = sp.cqe.frames();
+        // A completion that claims more frames or bytes than the list's
+        // chunks hold is the device's error, and none of its frames goes
+        // up (as a buffer's): checked before the first.
+        let claims_too_much = sp.off == 0
+            && (usize::from(frames) > chunks.len()
+                || sp.cqe.bytes() as usize > chunks.len() * room);
+        if claims_too_much {
+            self.stats.bad += 1;
+        }
         // Counted in locals, given to the poll and the counters once: the
         // frames left in the budget, those finished without an skb, and
         // those redirected.
         let mut left = ctx.budget_left();
         let mut ran = Ran::default();
         let mut done = true;
-        while sp.frames < frames {
+        while !claims_too_much && sp.frames < frames {
             if left == 0 {
                 done = false;
                 break;
