@@ -142,6 +142,13 @@ ktap_check "zero-copy sockets bound: ethtool -G, -C, link down, up, MTU; a burst
 # sockets complete and in order. pf_xsk reports each burst apart
 # (SIGUSR1).
 dstat() { $host ctl 0 stats | sed -n "s/^$1 //p"; }
+# dstats PREFIX: the device's counters rx_frames, faults_injected and
+# frames_spoiled as PREFIX_NAME, from one request (each costs seconds on
+# the debug kernel).
+dstats() {
+	eval "$($host ctl 0 stats | awk -v pre="$1" '$1 == "rx_frames" || $1 == "faults_injected" ||
+		$1 == "frames_spoiled" { printf "%s_%s=%.0f\n", pre, $1, $2 }')"
+}
 # xsk_phase: pf_xsk's report of the frames since its last one.
 xsk_phase() {
 	phases0=$(grep -c '^phase ' /tmp/xskf.out)
@@ -160,9 +167,10 @@ xsk_gen() {
 # xsk_fault MODE: the fault's burst, then the clean one; two test points.
 xsk_fault() {
 	mode=$1
-	w0=$(dstat rx_frames) i0=$(dstat faults_injected) s0=$(dstat frames_spoiled)
+	dstats d0
 	eval "$(pf_qsums "$dev" f0 rx_bad_completions rx_xdp_redirect)"
-	$host ctl 0 fault "$mode" 7 >/dev/null
+	fault_on=$($host ctl 0 fault "$mode" 7)
+	[ "$fault_on" = ok ] || echo "# fault $mode 7: the model answered: $fault_on"
 	case $mode in
 	claim-held*)
 		# The device's chance to lie: a list it writes by the timer
@@ -183,10 +191,11 @@ xsk_fault() {
 	# Every frame of the burst written (none is dropped: the device
 	# holds a starved stream's frames), and every one not spoiled
 	# redirected, before pf_xsk reports.
-	eventually_long eval '[ "$(($(dstat rx_frames) - w0))" -ge 620 ]'
+	eventually_long eval '[ "$(($(dstat rx_frames) - d0_rx_frames))" -ge 620 ]'
 	$host ctl 0 fault off >/dev/null
-	written=$(($(dstat rx_frames) - w0)) injected=$(($(dstat faults_injected) - i0))
-	spoiled=$(($(dstat frames_spoiled) - s0))
+	dstats d1
+	written=$((d1_rx_frames - d0_rx_frames)) injected=$((d1_faults_injected - d0_faults_injected))
+	spoiled=$((d1_frames_spoiled - d0_frames_spoiled))
 	eventually_long eval '[ "$(($(pf_qsum "$dev" rx_xdp_redirect) - f0_rx_xdp_redirect))" \
 		-ge $((written - spoiled)) ]'
 	during=$(xsk_phase)
