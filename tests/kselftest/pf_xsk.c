@@ -37,14 +37,15 @@
  * "queue Q mode M received N dropped D fill_empty F", then one line:
  * "received N streams S out_of_order O missing M duplicates D bad B", and
  * exits 0 if every stream arrived complete and in order. /tmp/pf_xsk.ready
- * appears once the sockets are bound.
+ * appears once the sockets are bound. No libbpf: the program is six
+ * instructions, loaded and attached with bpf(2).
  *
  * SIGUSR1 asks for a report of a phase: it reads until no frame came for
  * 0.3 s, prints "phase received N streams S out_of_order O missing M
  * duplicates D bad B" for the frames since the last such report (or the
  * start), and starts counting again, every stream expected from sequence
- * number 0 (a new generator run) on, the sockets staying bound. No libbpf: the program is six
- * instructions, loaded and attached with bpf(2).
+ * number 0 (a new generator run) on, the sockets staying bound. A frame
+ * with no generator payload is counted only in its socket's line.
  */
 #include <errno.h>
 #include <fcntl.h>
