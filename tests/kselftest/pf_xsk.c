@@ -39,11 +39,19 @@
  * exits 0 if every stream arrived complete and in order. /tmp/pf_xsk.ready
  * appears once the sockets are bound. No libbpf: the program is six
  * instructions, loaded and attached with bpf(2).
+ *
+ * SIGUSR1 asks for a report of a phase: it reads until no frame came for
+ * 0.3 s, prints "phase received N streams S out_of_order O missing M
+ * duplicates D bad B" for the frames since the last such report (or the
+ * start), and starts counting again, every stream expected from sequence
+ * number 0 (a new generator run) on, the sockets staying bound. A frame
+ * with no generator payload is counted only in its socket's line.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,6 +108,8 @@ static uint64_t next_seq[MAX_GROUPS][MAX_NODES];
 static uint8_t seen[MAX_GROUPS][MAX_NODES];
 static unsigned long received, out_of_order, duplicates, bad;
 static int check_fill;
+/* SIGUSR1 came: a phase's report is due (set by the handler, atomically). */
+static int phase_asked;
 /* -T: frames each socket sends, and where to. */
 static unsigned long tx_count;
 static uint8_t src_mac[6], dst_mac[6];
@@ -460,6 +470,57 @@ static int send_all(uint16_t flags, double timeout)
 	return all == nsocks;
 }
 
+static void ask_phase(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&phase_asked, 1, __ATOMIC_RELAXED);
+}
+
+/* The streams seen, and the frames missing from them: below the highest
+ * sequence number of each and never received.
+ */
+static void tally(unsigned long *streams, unsigned long *missing)
+{
+	unsigned int g, n;
+
+	*streams = 0;
+	*missing = 0;
+	for (g = 0; g < MAX_GROUPS; g++)
+		for (n = 0; n < MAX_NODES; n++)
+			if (seen[g][n]) {
+				(*streams)++;
+				*missing += next_seq[g][n];
+			}
+	*missing -= received - duplicates;
+}
+
+/* The phase's report (SIGUSR1): once no frame came for 0.3 s, what came
+ * since the last; the counts start again.
+ */
+static void phase_report(FILE *report, struct pollfd *pfd)
+{
+	unsigned long streams, missing;
+	double quiet = now();
+	unsigned int i, n;
+
+	while (now() - quiet < 0.3) {
+		if (poll(pfd, nsocks, 50) < 0 && errno != EINTR)
+			die("poll");
+		for (i = 0, n = 0; i < nsocks; i++)
+			n += drain(&socks[i]);
+		if (n)
+			quiet = now();
+	}
+	tally(&streams, &missing);
+	fprintf(report, "phase received %lu streams %lu out_of_order %lu missing %lu ",
+		received, streams, out_of_order, missing);
+	fprintf(report, "duplicates %lu bad %lu\n", duplicates, bad);
+	fflush(report);
+	received = out_of_order = duplicates = bad = 0;
+	memset(next_seq, 0, sizeof(next_seq));
+	memset(seen, 0, sizeof(seen));
+}
+
 /* Parses aa:bb:cc:dd:ee:ff into mac. */
 static int parse_mac(const char *s, uint8_t *mac)
 {
@@ -479,7 +540,7 @@ int main(int argc, char **argv)
 	double start = 0, end = 0, first = 0, last = 0;
 	char id[64] = "";
 	FILE *report = stdout;
-	unsigned int i, g, n;
+	unsigned int i, n;
 	char *list, *tok;
 
 	while ((opt = getopt(argc, argv, "czwfH:u:t:T:m:a:b:R:W:")) != -1) {
@@ -575,6 +636,12 @@ int main(int argc, char **argv)
 		pfd[nsocks].events = POLLIN;
 		nsocks++;
 	}
+	{
+		struct sigaction sa = { .sa_handler = ask_phase };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	close(open("/tmp/pf_xsk.ready", O_CREAT | O_WRONLY, 0644));
 	if (tx_count)
 		return send_all(flags, timeout) ? 0 : 1;
@@ -606,6 +673,11 @@ int main(int argc, char **argv)
 			die("poll");
 		for (i = 0, n = 0; i < nsocks; i++)
 			n += drain(&socks[i]);
+		if (__atomic_exchange_n(&phase_asked, 0, __ATOMIC_RELAXED)) {
+			phase_report(report, pfd);
+			quiet_since = now();
+			continue;
+		}
 		if (n) {
 			quiet_since = now();
 			last = quiet_since;
@@ -626,13 +698,7 @@ int main(int argc, char **argv)
 			break;
 		usleep(10000);
 	}
-	for (g = 0; g < MAX_GROUPS; g++)
-		for (n = 0; n < MAX_NODES; n++)
-			if (seen[g][n]) {
-				streams++;
-				missing += next_seq[g][n];
-			}
-	missing -= received - duplicates;
+	tally(&streams, &missing);
 	for (i = 0; i < nsocks; i++) {
 		struct xdp_statistics st = { 0 };
 		struct xdp_options xo = { 0 };

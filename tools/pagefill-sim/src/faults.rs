@@ -14,7 +14,8 @@ use crate::nic::Counters;
 /// What the device does wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultMode {
-    /// DATA completions claim more bytes than the buffer holds.
+    /// DATA completions claim more bytes than the buffer holds (in chunk
+    /// mode, than the chunks of the list hold together).
     LenPastBuffer,
     /// Completions name a group out of range.
     BadGroup,
@@ -26,7 +27,8 @@ pub enum FaultMode {
     NeverPosted,
     /// DATA completions give one frame more than the records hold.
     FrameCount,
-    /// The first record's length runs past the written bytes.
+    /// The first record's length runs past the written bytes (in chunk
+    /// mode, past the room of the first chunk).
     RecordLen,
     /// Completions are posted twice.
     Duplicate,
@@ -106,6 +108,8 @@ impl Faults {
     }
 
     /// Corrupts a completion's fields; returns how many copies to post.
+    /// `room` is what the buffer the completion names holds: a buffer's
+    /// size, or in chunk mode the room of all the list's chunks.
     #[allow(clippy::too_many_arguments)]
     pub fn corrupt_completion(
         &mut self,
@@ -115,7 +119,7 @@ impl Faults {
         group: &mut u16,
         node: &mut u8,
         queue: &mut u8,
-        buf_size: u32,
+        room: u32,
         c: &mut Counters,
     ) -> usize {
         use FaultMode::*;
@@ -141,7 +145,7 @@ impl Faults {
             c.frames_spoiled += u64::from(*frames);
         }
         match fired {
-            Some(LenPastBuffer) => *bytes = buf_size + 64,
+            Some(LenPastBuffer) => *bytes = room.saturating_add(64),
             Some(BadGroup) => *group = abi::MAX_GROUPS as u16 + (*group % 64),
             Some(BadNode) => *node = abi::MAX_NODES as u8 + (*node % 8),
             Some(BadQueue) => *queue = 200,
@@ -188,6 +192,27 @@ impl Faults {
         }
         if self.fire(&[FaultMode::RecordLen], c).is_some() {
             staging[record::LEN..record::LEN + 2].copy_from_slice(&u16::MAX.to_le_bytes());
+            c.frames_spoiled += u64::from(frames);
+        }
+    }
+
+    /// In chunk mode, corrupts the record header `hdr` of a list's first
+    /// chunk (of `room` bytes), the list holding `frames` frames, before
+    /// the device writes it: its length runs past the chunk (at the largest
+    /// room, which a record's length cannot pass, past the bytes written).
+    pub fn corrupt_chunk_record(
+        &mut self,
+        hdr: &mut [u8],
+        room: usize,
+        frames: u16,
+        c: &mut Counters,
+    ) {
+        if hdr.len() < record::HEADER_SIZE {
+            return;
+        }
+        if self.fire(&[FaultMode::RecordLen], c).is_some() {
+            let len = u16::try_from(room + 1).unwrap_or(u16::MAX);
+            hdr[record::LEN..record::LEN + 2].copy_from_slice(&len.to_le_bytes());
             c.frames_spoiled += u64::from(frames);
         }
     }

@@ -577,6 +577,12 @@ impl Nic {
     fn close(&mut self, s: &mut Stream, group: u16, src: u8, q: usize, flags: u8) {
         let lane = &mut s.lanes[q];
         let addr = lane.buf_addr;
+        // What the buffer holds, or the list's chunks together.
+        let room = if lane.chunks.is_empty() {
+            self.buf_size()
+        } else {
+            lane.chunks.len() * self.chunk_room(q)
+        };
         let bytes = if lane.chunks.is_empty() {
             self.faults
                 .corrupt_records(&mut lane.staging, lane.frames, &mut self.counters);
@@ -585,7 +591,7 @@ impl Nic {
             }
             lane.staging.len() as u32
         } else {
-            match self.write_chunks(lane) {
+            match self.write_chunks(lane, q) {
                 Some(bytes) => bytes,
                 None => return,
             }
@@ -597,7 +603,7 @@ impl Nic {
         s.stats.written += u64::from(lane.frames);
         let (frames, taken) = (lane.frames, lane.taken);
         lane.clear();
-        self.post(
+        self.post_holding(
             group,
             src,
             q,
@@ -607,6 +613,7 @@ impl Nic {
             bytes,
             frames,
             taken,
+            u32::try_from(room).unwrap_or(u32::MAX),
         );
         if flags & (rx_flags::EOT | rx_flags::TIMEOUT) != 0 && self.faults.claim_held() {
             self.lie_about_posted_buffer(&mut s.lanes[q], group, src, q);
@@ -616,18 +623,26 @@ impl Nic {
     /// Writes a chunk list's records: each record's bytes to its chunk, its
     /// header to the chunk's entry. Returns the frame bytes written, `None`
     /// after a refused DMA write.
-    fn write_chunks(&mut self, lane: &Lane) -> Option<u32> {
+    /// The record-len fault spoils the first entry's length (the bytes
+    /// written to the chunk stay the frame's).
+    fn write_chunks(&mut self, lane: &Lane, q: usize) -> Option<u32> {
+        let room = self.chunk_room(q);
         let mut off = 0;
         let mut bytes = 0;
         for (i, &chunk) in lane.chunks.iter().enumerate().take(lane.pieces) {
-            let hdr = &lane.staging[off..off + record::HEADER_SIZE];
+            let mut hdr = [0u8; record::HEADER_SIZE];
+            hdr.copy_from_slice(&lane.staging[off..off + record::HEADER_SIZE]);
             let len = usize::from(u16::from_le_bytes([hdr[record::LEN], hdr[record::LEN + 1]]));
             let data = &lane.staging[off + record::HEADER_SIZE..off + record::HEADER_SIZE + len];
+            if i == 0 {
+                self.faults
+                    .corrupt_chunk_record(&mut hdr, room, lane.frames, &mut self.counters);
+            }
             let entry = lane.buf_addr + (chunk_list::ENTRIES + i * chunk_list::ENTRY_SIZE) as u64;
             let written = self
                 .mem
                 .write(chunk, data)
-                .and_then(|()| self.mem.write(entry + chunk_list::RECORD as u64, hdr));
+                .and_then(|()| self.mem.write(entry + chunk_list::RECORD as u64, &hdr));
             if let Err(e) = written {
                 self.dma_failed("writing a chunk", e);
                 return None;
@@ -689,6 +704,29 @@ impl Nic {
         frames: u16,
         taken: u32,
     ) {
+        let room = self.buf_size() as u32;
+        self.post_holding(
+            group, node, q, kind, flags, addr, bytes, frames, taken, room,
+        );
+    }
+
+    /// As [`Self::post`], for a completion naming a buffer (or chunk list)
+    /// that holds `room` bytes: what the len-past-buffer fault claims
+    /// more than.
+    #[allow(clippy::too_many_arguments)]
+    fn post_holding(
+        &mut self,
+        group: u16,
+        node: u8,
+        q: usize,
+        kind: u8,
+        flags: u8,
+        addr: u64,
+        bytes: u32,
+        frames: u16,
+        taken: u32,
+        room: u32,
+    ) {
         let mut cqe = Cqe {
             addr,
             bytes,
@@ -707,7 +745,7 @@ impl Nic {
             &mut cqe.group,
             &mut cqe.node,
             &mut cqe.queue,
-            self.buf_size() as u32,
+            room,
             &mut self.counters,
         );
         log::trace!(

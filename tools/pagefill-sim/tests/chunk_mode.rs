@@ -9,6 +9,7 @@ mod common;
 use common::{Host, ME};
 use pagefill_abi::{self as abi, chunk_list, fabric_type, record_flags, reg, rx_flags, rx_kind};
 use pagefill_sim::dma::Memory;
+use pagefill_sim::faults::FaultMode;
 
 /// Room of each chunk in these tests: a 2 KiB AF_XDP chunk less 256 bytes
 /// of headroom.
@@ -211,4 +212,70 @@ fn a_chunk_room_out_of_range_refuses_to_enable() {
         h.write(reg::CTRL, abi::ctrl::ENABLE);
         assert_ne!(h.read(reg::STATUS) & abi::status::FATAL, 0, "room {room}");
     }
+}
+
+/// A list of four chunks and the DATA completion of its three frames, with
+/// fault `mode` on at every chance.
+fn faulty_list(mode: FaultMode) -> (Host, u64, Vec<common::Cqe>) {
+    let mut h = chunk_host();
+    h.join(5, &[]);
+    let (list, _) = post_list(&mut h, 5, 2, 4);
+    h.nic.faults.set(Some(mode), 1);
+    for s in 0..3 {
+        h.frame(5, 2, s, 64, s == 2);
+    }
+    let c = h.completions(0);
+    (h, list, c)
+}
+
+#[test]
+fn fault_modes_spoil_chunk_lists_and_their_completions() {
+    let data = |c: &[common::Cqe]| *c.iter().find(|c| c.kind == rx_kind::DATA).unwrap();
+    let (h, _, c) = faulty_list(FaultMode::LenPastBuffer);
+    assert!(
+        data(&c).bytes > 4 * ROOM,
+        "BYTES past the room of the list's four chunks: {c:?}"
+    );
+    assert_eq!(h.nic.counters.frames_spoiled, 3);
+    let (h, list, c) = faulty_list(FaultMode::RecordLen);
+    assert_eq!(data(&c).bytes, 3 * 64, "the completion is right");
+    assert_eq!(
+        entry(&h, list, 0).0,
+        ROOM as u16 + 1,
+        "the first entry's length runs past its chunk"
+    );
+    assert_eq!(entry(&h, list, 1).0, 64, "the other entries are right");
+    assert_eq!(h.nic.counters.frames_spoiled, 3);
+    assert_eq!(h.nic.counters.faults_injected, 1);
+    let (_, list, c) = faulty_list(FaultMode::FrameCount);
+    assert_eq!((data(&c).addr, data(&c).frames), (list, 4));
+    let (_, list, c) = faulty_list(FaultMode::NeverPosted);
+    assert_ne!(
+        data(&c).addr,
+        list,
+        "the DATA completion names another list"
+    );
+    let (_, _, c) = faulty_list(FaultMode::BadGroup);
+    assert!(c.iter().all(|c| usize::from(c.group) >= abi::MAX_GROUPS));
+    let (_, _, c) = faulty_list(FaultMode::BadNode);
+    assert!(c.iter().all(|c| usize::from(c.node) >= abi::MAX_NODES));
+    let (_, _, c) = faulty_list(FaultMode::BadQueue);
+    assert!(c.iter().all(|c| c.queue == 200));
+    let (h, list, c) = faulty_list(FaultMode::Duplicate);
+    assert_eq!(c.len(), 4, "CLAIM and DATA, twice each: {c:?}");
+    assert!(c.iter().all(|c| c.addr == list));
+    assert_eq!(h.nic.counters.frames_spoiled, 0);
+}
+
+#[test]
+fn record_len_past_the_largest_room_runs_past_the_bytes_written() {
+    let mut h = Host::new(1, 6, 12);
+    h.write(reg::CTRL, 0);
+    h.write(reg::queue(0, reg::Q_CHUNK), abi::MAX_CHUNK_ROOM);
+    h.write(reg::CTRL, abi::ctrl::ENABLE);
+    h.join(5, &[]);
+    let (list, _) = post_list(&mut h, 5, 2, 2);
+    h.nic.faults.set(Some(FaultMode::RecordLen), 1);
+    h.frame(5, 2, 0, 64, true);
+    assert_eq!(entry(&h, list, 0).0, u16::MAX);
 }
