@@ -207,12 +207,12 @@ impl XskPath<'_> {
         let prog = xdp.map(|x| x.prog);
         let list = sp.buf.data();
         let frames = sp.cqe.frames();
-        // A completion that claims more frames or bytes than the list's
-        // chunks hold is the device's error, and none of its frames goes
-        // up (as a buffer's): checked before the first.
-        let claims_too_much = sp.off == 0
-            && (usize::from(frames) > chunks.len()
-                || sp.cqe.bytes() as usize > chunks.len() * room);
+        // A completion that claims more bytes than the list's chunks hold
+        // is the device's error, and none of its frames goes up (as a
+        // buffer's): checked before the first. A frame count past the
+        // records stops the walk where they end (an entry not written
+        // reads as no frame), the frames before it up, as in a buffer.
+        let claims_too_much = sp.off == 0 && sp.cqe.bytes() as usize > chunks.len() * room;
         if claims_too_much {
             self.stats.bad += 1;
         }
