@@ -130,7 +130,11 @@ setup_flavour() { # setup_flavour FLAVOUR
 		# initramfs to boot.
 		"$top/scripts/toolchain-root.sh" debian-host >/dev/null &&
 			"$top/scripts/build-module.sh" debian >/dev/null &&
-			"$top/scripts/debian-initramfs.sh" >/dev/null ;;
+			"$top/scripts/debian-initramfs.sh" >/dev/null || return 1
+		# The pagefill-dkms package, built and installed with apt in
+		# the Debian host (tests/vm/dkms.test loads what it installed).
+		"$top/scripts/dkms-host.sh" >"$work/dkms-host" ||
+			{ record "setup: debian: the pagefill-dkms package (scripts/dkms-host.sh)" fail; rm -f "$work/dkms-host"; } ;;
 	*) "$top/scripts/build-kernel.sh" "$1" >/dev/null ;;
 	esac
 }
@@ -369,6 +373,10 @@ run_selftest() {
 	printf '%s %s\n' "$((SECONDS - t0))" "$1 kernel: VM runner self-test" >>"$stages_file"
 }
 
+# The pagefill-dkms package's install (setup of the debian flavour), for
+# tests/vm/dkms.test.
+PAGEFILL_DKMS_HOST=$(cat "$work/dkms-host" 2>/dev/null)
+export PAGEFILL_DKMS_HOST
 declare -A ko_of=()
 for f in $flavours; do
 	if [ "$f" = intree ]; then
