@@ -18,8 +18,9 @@
 #   - `apt-get purge` after that install leaves nothing: `dkms status`
 #     empty, no file of the package's under /usr/lib/modules, /usr/src,
 #     /var/lib/dkms or /var/cache;
-#   - a kernel the host cannot build for (its source not installed) is
-#     skipped with the reason, and the apt transaction succeeds;
+#   - a kernel the host cannot build for (its source not installed; one
+#     built without CONFIG_RUST) is skipped with the reason, what to
+#     install, and the apt transaction succeeds;
 #   - a kernel whose headers come after the package: DKMS's own hook
 #     (/etc/kernel/header_postinst.d/dkms, run by linux-headers-*'s
 #     postinst) builds and installs the module for it.
@@ -150,6 +151,46 @@ in_host "$out/nosrc" 0 '
 ' >"$out/nosrc.log" 2>&1 || { cat "$out/nosrc.log" >&2; fail "a kernel without its source: not skipped with its reason (above)"; }
 rm -rf "$out/nosrc"
 pf_log "a kernel without its source is skipped, named, and apt succeeds ($((SECONDS - t0)) s)"
+
+# A kernel built without Rust (its headers' .config says so).
+t0=$SECONDS
+lower=$root
+# shellcheck disable=SC2016
+in_host "$out/norust" 0 '
+	config=$(readlink -f "/usr/lib/modules/$REL/build")/.config
+	sed -i "s/^CONFIG_RUST=y$/# CONFIG_RUST is not set/" "$config"
+	apt-get install -y "$DEB" >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; echo "apt-get failed"; exit 1; }
+	grep -v "^(Reading database" /tmp/apt.log
+	grep -q "WARNING: pagefill was not built for the kernel $REL" /tmp/apt.log
+	grep -q "needs a kernel built with CONFIG_RUST=y" /tmp/apt.log
+	! dkms status | grep -q ": installed"
+' >"$out/norust.log" 2>&1 || { cat "$out/norust.log" >&2; fail "a kernel without CONFIG_RUST: not skipped with its reason (above)"; }
+rm -rf "$out/norust"
+pf_log "a kernel without CONFIG_RUST is skipped, named, and apt succeeds ($((SECONDS - t0)) s)"
+
+# Headers that come after the package: installed while the kernel had
+# none, then its linux-headers package's postinst runs DKMS's hook.
+t0=$SECONDS
+lower=$root
+# shellcheck disable=SC2016
+in_host "$out/later" 1 '
+	headers=$(readlink "/usr/lib/modules/$REL/build")
+	rm "/usr/lib/modules/$REL/build"
+	apt-get install -y "$DEB" >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; echo "apt-get failed"; exit 1; }
+	grep -v "^(Reading database" /tmp/apt.log
+	echo "== dkms status, no headers"
+	dkms status | tee /tmp/status
+	! grep -q ": installed" /tmp/status
+	echo "== the headers come: /etc/kernel/header_postinst.d/dkms $REL"
+	ln -s "$headers" "/usr/lib/modules/$REL/build"
+	/etc/kernel/header_postinst.d/dkms "$REL" 2>&1
+	echo "== dkms status"
+	dkms status | tee /tmp/status
+	grep -q "^pagefill/[^,]*, $REL, x86_64: installed" /tmp/status
+	modprobe --show-depends -S "$REL" pagefill | grep updates/dkms/pagefill.ko
+' >"$out/later.log" 2>&1 || { cat "$out/later.log" >&2; fail "headers installed after the package: DKMS's hook did not build the module (above)"; }
+rm -rf "$out/later"
+pf_log "headers that come later: DKMS's hook builds and installs the module ($((SECONDS - t0)) s)"
 
 touch "$out/.complete"
 echo "$out"

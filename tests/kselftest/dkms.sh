@@ -29,7 +29,7 @@ ktap_check "the install's modules laid over the kernel's (overlayfs)" \
 echo "# $(modinfo -F filename pagefill) $(modinfo -F vermagic pagefill)"
 ktap_check "modprobe pagefill loads the package's module" modprobe pagefill
 ktap_check "it is the module DKMS installed (updates/dkms)" \
-	eval 'modinfo -F filename pagefill | grep -q "^$mods/updates/dkms/pagefill.ko"'
+	eval 'modinfo -F filename pagefill | grep -q "/modules/$rel/updates/dkms/pagefill\.ko"'
 pf_pair
 ktap_check "ping through the NIC pair, both ways" eval \
 	'ping -c 3 -i 0.2 -W 2 192.0.2.2 && ip netns exec peer ping -c 3 -i 0.2 -W 2 192.0.2.1'
