@@ -38,6 +38,7 @@ mkdir -p "$src"
 printf '%s\n' "$list" | while IFS= read -r f; do [ ! -e "$f" ] || printf '%s\0' "$f"; done |
 	tar --null -T - -cf - | tar -C "$src" -xf -
 pf_log "building pagefill-dkms $version (dpkg-buildpackage, in the debian-host root)"
+# shellcheck disable=SC2016
 if ! "$PF_TOP/scripts/in-root.sh" bash -c 'cd "$1" && dpkg-buildpackage -b -us -uc' sh "$src" \
 	>"$work/build.log" 2>&1; then
 	cat "$work/build.log" >&2

@@ -34,6 +34,7 @@ set -euo pipefail
 deb=$("$PF_TOP/scripts/build-deb.sh")
 root=$("$PF_TOP/scripts/toolchain-root.sh" debian-host)
 troot=$("$PF_TOP/scripts/toolchain-root.sh")
+# shellcheck disable=SC2012
 rel=$(ls "$troot/usr/lib/modules" | head -n 1)
 [ -e "$root/usr/lib/modules/$rel/build" ] ||
 	pf_die "the debian-host root has no headers of the stock kernel $rel"
@@ -61,6 +62,7 @@ mkdir -p "$out"
 # its own: nothing stays mounted.
 in_host() {
 	mkdir -p "$1/upper" "$1/work" "$1/merged"
+	# shellcheck disable=SC2016
 	unshare --mount --propagation private -- /bin/bash -c '
 		set -e
 		layer=$1 bind_kdir=$2 script=$3 lower=$4 troot=$5 rel=$6 deb=$7 kdir=$8

@@ -28,6 +28,7 @@ ktap_check "the install's modules laid over the kernel's (overlayfs)" \
 	mount -t overlay overlay -o "lowerdir=$layer/upper$mods:$mods" "$mods"
 echo "# $(modinfo -F filename pagefill) $(modinfo -F vermagic pagefill)"
 ktap_check "modprobe pagefill loads the package's module" modprobe pagefill
+# shellcheck disable=SC2016
 ktap_check "it is the module DKMS installed (updates/dkms)" \
 	eval 'modinfo -F filename pagefill | grep -q "/modules/$rel/updates/dkms/pagefill\.ko"'
 pf_pair
