@@ -183,6 +183,17 @@ else
 	record "setup: benchmark tools" fail
 fi
 
+# KVM where a short probe boot of the first flavour's kernel works, else
+# TCG (scripts/accel.sh logs which and why; a few seconds where KVM cannot
+# boot it). Every VM of the run uses it, but those that count instructions.
+stage "setup: KVM probe"
+for f in $flavours; do
+	PAGEFILL_ACCEL=$("$top/scripts/accel.sh" "$([ "$f" = intree ] && echo fast || echo "$f")") ||
+		PAGEFILL_ACCEL=tcg
+	export PAGEFILL_ACCEL
+	break
+done
+
 stage "host tests (cargo test)"
 host_log=$(mktemp)
 cargo test --workspace --manifest-path "$top/Cargo.toml" 2>&1 | tee "$host_log" | grep -E '^test |test result' >&2
