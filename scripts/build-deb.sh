@@ -15,16 +15,19 @@ export PF_ROOT_KIND=debian-host
 # build outputs: a work tree's module build leaves objects beside them).
 files=(Makefile Kbuild dkms.conf drivers include debian
 	scripts/kdir.sh scripts/lib.sh scripts/dkms-build.sh)
+if [ -n "${1:-}" ]; then
+	mkdir -p "$1"
+	outdir=$(cd "$1" && pwd)
+fi
 cd "$PF_TOP"
 list=$(git ls-files -z --cached --others --exclude-standard -- "${files[@]}" | tr '\0' '\n')
 [ -n "$list" ] || pf_die "no package sources found by git in $PF_TOP"
 version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
-# shellcheck disable=SC2086
 key=$(printf '%s\n' "$list" | while IFS= read -r f; do [ ! -e "$f" ] || sha256sum "$f"; done |
 	sha256sum | cut -c1-16)
-out=$(mkdir -p "${1:-$PF_CACHE/deb/$version-$key}" && cd "${1:-$PF_CACHE/deb/$version-$key}" && pwd)
+out=${outdir:-$PF_CACHE/deb/$version-$key}
 deb=$out/pagefill-dkms_${version}_all.deb
-if [ -z "${1:-}" ] && [ -e "$deb" ]; then
+if [ -z "${outdir:-}" ] && [ -e "$deb" ]; then
 	echo "$deb"
 	exit 0
 fi
@@ -44,6 +47,7 @@ if ! "$PF_TOP/scripts/in-root.sh" bash -c 'cd "$1" && dpkg-buildpackage -b -us -
 	cat "$work/build.log" >&2
 	pf_die "dpkg-buildpackage failed"
 fi
+mkdir -p "$out"
 cp "$work/pagefill-dkms_${version}_all.deb" "$deb.tmp"
 mv "$deb.tmp" "$deb"
 echo "$deb"
