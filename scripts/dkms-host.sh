@@ -12,7 +12,7 @@
 # layer over it, kept in the cache (keyed by the package, the roots and
 # this script), whose folder is printed: the debian test flavour's guest
 # lays its usr/lib/modules/RELEASE over the stock kernel's and runs
-# `modprobe pagefill` (tests/kselftest/dkms.sh).
+# `modprobe pagefill` (tests/vm/dkms.sh).
 #
 # Then, each in a layer of its own that is thrown away:
 #   - `apt-get purge` after that install leaves nothing: `dkms status`

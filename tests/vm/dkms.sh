@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# dkms.sh PAGEFILL_KO HOST_LAYER: the driver as the pagefill-dkms package
-# installs it on a Debian host, loaded into the stock kernel by modprobe.
+# dkms.sh PAGEFILL_KO HOST_LAYER: tests/vm/dkms.test's guest command (not
+# a kselftest: it needs the test bed's install of the package). The driver
+# as the pagefill-dkms package installs it on a Debian host, loaded into
+# the stock kernel by modprobe.
 # HOST_LAYER is what `apt-get install ./pagefill-dkms_*.deb` changed in the
 # Debian host root (scripts/dkms-host.sh): its usr/lib/modules/RELEASE (the
 # module DKMS built, in updates/dkms/, and depmod's indexes of it with the
@@ -10,7 +12,7 @@
 # read-only (overlayfs), as a host that ran that install has it. Then
 # `modprobe pagefill` (not the path of a .ko: PAGEFILL_KO is not used),
 # ping through two NICs, `modprobe -r pagefill`.
-. "$(dirname "$0")/ktap.sh"
+. "$(dirname "$0")/../kselftest/ktap.sh"
 layer=${2:-}
 rel=$(uname -r)
 mods=/usr/lib/modules/$rel
@@ -19,13 +21,13 @@ ktap_plan 6
 if [ -n "$layer" ] && [ -d "$layer/upper$mods" ]; then
 	ktap_ok "the package's install for $rel is there ($layer)"
 else
-	ktap_not_ok "the package's install for $rel is there (host layer '$layer': scripts/dkms-host.sh did not run or failed)"
+	ktap_not_ok "the package's install for $rel is there (layer '$layer': see scripts/dkms-host.sh)"
 	ktap_finish
 	exit 1
 fi
 modprobe overlay
 ktap_check "the install's modules laid over the kernel's (overlayfs)" \
-	mount -t overlay overlay -o "lowerdir=$layer/upper$mods:$mods" "$mods"
+	mount -t overlay pagefill-dkms -o "lowerdir=$layer/upper$mods:$mods" "$mods"
 echo "# $(modinfo -F filename pagefill) $(modinfo -F vermagic pagefill)"
 ktap_check "modprobe pagefill loads the package's module" modprobe pagefill
 # shellcheck disable=SC2016
