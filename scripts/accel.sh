@@ -49,6 +49,6 @@ if grep -aq 'VFS: Unable to mount root' "$log"; then
 else
 	why="printed nothing"
 	grep -aq 'Linux version' "$log" && why="did not reach its root mount"
-	pf_log "VMs run under TCG (under KVM the $flavour kernel $why in $secs s: $(tail -n 1 "$log" | tr -d '\r' | cut -c1-100))"
+	pf_log "VMs run under TCG (a probe boot of the $flavour kernel under KVM $why in $secs s)"
 	echo tcg
 fi
