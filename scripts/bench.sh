@@ -74,6 +74,10 @@ if [ -z "$report_only" ]; then
 	"$PF_TOP/scripts/toolchain-root.sh" >/dev/null
 	ko=$("$PF_TOP/scripts/build-module.sh" fast)
 	bin=$("$PF_TOP/scripts/bench/tools.sh")
+	# Its figures are instruction counts of a TCG plugin: never KVM,
+	# whatever scripts/accel.sh would find.
+	pf_log "bench: VMs run under TCG (the pf-insn plugin counts instructions; KVM has no plugins)"
+	export PAGEFILL_ACCEL=tcg
 	env_line="SIZES='$sizes' RUNS=$runs COUNT=$count RATES='$rates' NICS='$nics'"
 	env_line+=" XDP_ACTS='$xdp_acts' XDP_SIZES='$xdp_sizes' PROF='$prof'"
 	# The coal part's settings, from this environment if set (guest.sh).

@@ -9,4 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 flavour=${1:-fast}
 ko=$("$PF_TOP/scripts/build-module.sh" "$flavour")
+# KVM where a probe boot works, else TCG (scripts/accel.sh says which).
+PAGEFILL_ACCEL=$("$PF_TOP/scripts/accel.sh" "$flavour")
+export PAGEFILL_ACCEL
 exec "$PF_TOP/scripts/vm-run.sh" --kernel "$flavour" --nics 2 -- sh tests/vm/demo.sh "$ko"

@@ -21,7 +21,10 @@
 #   --nics N           pagefill NICs to attach (default 1)
 #   --mem SIZE         guest RAM (default 2G)
 #   --smp N            guest CPUs (default 2)
-#   --kvm              use KVM instead of TCG (where KVM can boot a stock kernel)
+#   --kvm              use KVM instead of TCG (where KVM can boot a stock kernel;
+#                      PAGEFILL_ACCEL=kvm does the same, as tests/run.sh,
+#                      demo.sh and bench.sh set it from scripts/accel.sh's
+#                      probe). --icount and a TCG plugin keep TCG.
 #   --timeout SECS     kill the VM after SECS (default 600)
 #   --append ARGS      extra kernel command line
 #   --keep DIR         keep the run folder (console log, model logs) in DIR
@@ -46,7 +49,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=fast nics=1 mem=2G smp=2 accel=tcg timeout=600 append="" keep="" allow_warn=""
+flavour=fast nics=1 mem=2G smp=2 accel=${PAGEFILL_ACCEL:-tcg} timeout=600 append="" keep="" allow_warn=""
 virtio_net="" icount="" qemu_args=() viommu_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -208,6 +211,11 @@ host_agent() {
 host_agent &
 sims+=($!)
 
+# Instruction counts (icount, the benchmark's plugin) are TCG's.
+if [ "$accel" = kvm ] && { [ -n "$icount" ] || [[ " ${qemu_args[*]} " == *" -plugin "* ]]; }; then
+	pf_log "TCG, not KVM: this run counts instructions (--icount or a TCG plugin)"
+	accel=tcg
+fi
 if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
 elif [ -n "$icount" ]; then
@@ -235,7 +243,7 @@ cmdline+=" pf_top=$PF_TOP pf_cache=$PF_CACHE pf_kdir=$kdir"
 [ -z "${PAGEFILL_SELFTESTS:-}" ] || cmdline+=" pf_selftests=$PAGEFILL_SELFTESTS"
 cmdline+=" $append"
 
-pf_log "booting the $flavour kernel with $nics pagefill NIC(s)"
+pf_log "booting the $flavour kernel with $nics pagefill NIC(s) under ${accel^^}"
 t0=$SECONDS
 # QEMU's CPU time is what the run charges the machine (tests/run.sh sums it).
 pf_children_cs cpu0 "$run/times"

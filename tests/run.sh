@@ -130,7 +130,11 @@ setup_flavour() { # setup_flavour FLAVOUR
 		# initramfs to boot.
 		"$top/scripts/toolchain-root.sh" debian-host >/dev/null &&
 			"$top/scripts/build-module.sh" debian >/dev/null &&
-			"$top/scripts/debian-initramfs.sh" >/dev/null ;;
+			"$top/scripts/debian-initramfs.sh" >/dev/null || return 1
+		# The pagefill-dkms package, built and installed with apt in
+		# the Debian host (tests/vm/dkms.test loads what it installed).
+		"$top/scripts/dkms-host.sh" >"$work/dkms-host" ||
+			{ record "setup: debian: the pagefill-dkms package (scripts/dkms-host.sh)" fail; rm -f "$work/dkms-host"; } ;;
 	*) "$top/scripts/build-kernel.sh" "$1" >/dev/null ;;
 	esac
 }
@@ -178,6 +182,17 @@ if PAGEFILL_BENCH_BIN=$("$top/scripts/bench/tools.sh"); then
 else
 	record "setup: benchmark tools" fail
 fi
+
+# KVM where a short probe boot of the first flavour's kernel works, else
+# TCG (scripts/accel.sh logs which and why; a few seconds where KVM cannot
+# boot it). Every VM of the run uses it, but those that count instructions.
+stage "setup: KVM probe"
+for f in $flavours; do
+	PAGEFILL_ACCEL=$("$top/scripts/accel.sh" "$([ "$f" = intree ] && echo fast || echo "$f")") ||
+		PAGEFILL_ACCEL=tcg
+	export PAGEFILL_ACCEL
+	break
+done
 
 stage "host tests (cargo test)"
 host_log=$(mktemp)
@@ -369,6 +384,10 @@ run_selftest() {
 	printf '%s %s\n' "$((SECONDS - t0))" "$1 kernel: VM runner self-test" >>"$stages_file"
 }
 
+# The pagefill-dkms package's install (setup of the debian flavour), for
+# tests/vm/dkms.test.
+PAGEFILL_DKMS_HOST=$(cat "$work/dkms-host" 2>/dev/null)
+export PAGEFILL_DKMS_HOST
 declare -A ko_of=()
 for f in $flavours; do
 	if [ "$f" = intree ]; then
