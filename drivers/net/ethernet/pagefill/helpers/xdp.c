@@ -102,11 +102,7 @@ u32 pagefill_xdp_run(struct bpf_prog *prog, struct xdp_rxq_info *rxq,
 	buf.hash = f->hash;
 	buf.rss_type = f->rss_type;
 	xdp_init_buff(xdp, frame_sz, rxq);
-	/* No metadata area: XDP_PASS builds the skb from the frame alone, so
-	 * metadata would not reach TC; bpf_xdp_adjust_meta() says so
-	 * (-ENOTSUPP) rather than take bytes the stack never sees.
-	 */
-	xdp_prepare_buff(xdp, hard_start, f->off, f->len, false);
+	xdp_prepare_buff(xdp, hard_start, f->off, f->len, true);
 	/* The caller passes at most PAGEFILL_XDP_MAX_FRAGS < MAX_SKB_FRAGS:
 	 * each is added.
 	 */
