@@ -516,7 +516,10 @@ static void phase_report(FILE *report, struct pollfd *pfd)
 		received, streams, out_of_order, missing);
 	fprintf(report, "duplicates %lu bad %lu\n", duplicates, bad);
 	fflush(report);
-	received = out_of_order = duplicates = bad = 0;
+	received = 0;
+	out_of_order = 0;
+	duplicates = 0;
+	bad = 0;
 	memset(next_seq, 0, sizeof(next_seq));
 	memset(seen, 0, sizeof(seen));
 }

@@ -194,7 +194,8 @@ xsk_fault() {
 	eventually_long eval '[ "$(($(dstat rx_frames) - d0_rx_frames))" -ge 620 ]'
 	$host ctl 0 fault off >/dev/null
 	dstats d1
-	written=$((d1_rx_frames - d0_rx_frames)) injected=$((d1_faults_injected - d0_faults_injected))
+	written=$((d1_rx_frames - d0_rx_frames))
+	injected=$((d1_faults_injected - d0_faults_injected))
 	spoiled=$((d1_frames_spoiled - d0_frames_spoiled))
 	eventually_long eval '[ "$(($(pf_qsum "$dev" rx_xdp_redirect) - f0_rx_xdp_redirect))" \
 		-ge $((written - spoiled)) ]'
@@ -238,7 +239,8 @@ else
 	sed 's/^/# /' /tmp/xskf.out
 	for mode in $fault_modes; do
 		ktap_not_ok "zero-copy, $mode: pf_xsk did not bind"
-		ktap_not_ok "zero-copy, $mode: fault off, every stream's burst complete and in order"
+		ktap_not_ok "zero-copy, $mode: fault off, every stream's burst complete and" \
+			"in order"
 	done
 fi
 kill "$xskf_pid"
