@@ -31,7 +31,7 @@
 #
 # Settings from the environment: SIZES, RUNS, COUNT (frames per cost run),
 # LAT_COUNT, LAT_GAP_MS, LAT_BUSY_US and LAT_LOAD (the coal part's: see
-# there),
+# there), PF_COALESCE (below),
 # RATES (offered frames/s for the loss runs), WHAT (the parts: cost, page,
 # gro, merge, multi, xdp, xsk, xdprate, rate, mem, coal, prof), NICS (of the
 # cost, xdp and xsk parts: default "pf vn"; "pf" needs no virtio-net NIC),
@@ -79,7 +79,13 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 echo "# pagefill $pf ($pfmac), virtio-net ${vn:-none} (${vnmac:-}); $(nproc) vCPU"
-echo "# ethtool -c $pf: $(ethtool -c "$pf" | grep -i 'rx-usecs:' | head -n 1)"
+# PF_COALESCE: ethtool -C arguments for pagefill for the whole run (e.g.
+# "adaptive-rx on"), to set its figures against the default's.
+if [ -n "${PF_COALESCE:-}" ]; then
+	# shellcheck disable=SC2086
+	ethtool -C "$pf" $PF_COALESCE
+fi
+echo "# ethtool -c $pf: $(ethtool -c "$pf" | grep -iE 'adaptive rx|rx-usecs:' | tr '\n\t' '  ')"
 
 # es NAME: ethtool -S counter NAME of the pagefill interface (summed over
 # queues for rxN_ names).
