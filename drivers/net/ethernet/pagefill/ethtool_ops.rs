@@ -10,7 +10,7 @@ use kernel::{io::Io, prelude::*, str::CStr};
 use crate::abi;
 use crate::frame::{mtu_fits, MAX_POOL_BUF_SHIFT};
 use crate::hw::{XOFF_RECEIVED, XOFF_SENT};
-use crate::iface::PagefillNetdev;
+use crate::iface::{NetdevData, PagefillNetdev, Queue};
 use crate::net::bh;
 pub(crate) use crate::net::ethtool::EthtoolTable;
 use crate::net::ethtool::{
@@ -23,6 +23,18 @@ use crate::rx::RxConfig;
 
 /// Largest coalescing time `ethtool -C rx-usecs` accepts: 10 ms.
 const MAX_COALESCE_USECS: u32 = 10_000;
+
+/// Queue `queue`, whose coalescing ethtool sets apart: none on a device of
+/// one timer for all (`EOPNOTSUPP`) or past the device's queues.
+fn coalesce_queue(data: &NetdevData, queue: u32) -> Result<&Queue> {
+    if !data.queue_coalesce {
+        return Err(EOPNOTSUPP);
+    }
+    data.queues
+        .get(queue as usize)
+        .filter(|_| queue < data.max_queues)
+        .ok_or(EINVAL)
+}
 
 #[vtable]
 impl EthtoolOps for PagefillNetdev {
@@ -233,16 +245,7 @@ impl EthtoolOps for PagefillNetdev {
 
     fn queue_coalesce(dev: &Device<Self>, _rtnl: &Rtnl<'_>, queue: u32) -> Result<Coalesce> {
         let data = dev.data();
-        if !data.queue_coalesce {
-            return Err(EOPNOTSUPP);
-        }
-        let Some(q) = data
-            .queues
-            .get(queue as usize)
-            .filter(|_| queue < data.max_queues)
-        else {
-            return Err(EINVAL);
-        };
+        let q = coalesce_queue(data, queue)?;
         Ok(Coalesce {
             // What the device holds: net_dim()'s choice when adaptive.
             rx_usecs: if q.coalesce.adaptive() {
@@ -261,16 +264,7 @@ impl EthtoolOps for PagefillNetdev {
         c: &Coalesce,
     ) -> Result {
         let data = dev.data();
-        if !data.queue_coalesce {
-            return Err(EOPNOTSUPP);
-        }
-        let Some(q) = data
-            .queues
-            .get(queue as usize)
-            .filter(|_| queue < data.max_queues)
-        else {
-            return Err(EINVAL);
-        };
+        let q = coalesce_queue(data, queue)?;
         if c.rx_usecs > MAX_COALESCE_USECS {
             return Err(EINVAL);
         }

@@ -52,56 +52,21 @@ use crate::groups::{GroupSet, Table, Tables};
 use crate::hw::{self, DeviceCounters, Quiesced, DEVICE_COUNTERS};
 use crate::net::bh;
 use crate::net::dim::Dim;
-use crate::net::ethtool::Pause;
 use crate::net::irq::DeviceIrq;
 use crate::net::napi::{Napi, NapiOwned};
 use crate::net::netdev::{Device, Features, Operations, Rtnl};
 use crate::net::page_pool::PagePool;
 use crate::net::xdp::{ProgSlot, RxQueue};
 use crate::net::xsk::{XskPool, XskRxQueue};
-use crate::rings::{Modes, Rings, TX_SHIFT_DEFAULT};
+use crate::rings::{Modes, Rings};
 use crate::rx::{RxConfig, RxState};
 use crate::rx_mailbox::MailSlot;
 use crate::rx_skb::RxOffloads;
 use crate::rx_stats::{PublishedRxStats, RxStats};
 use crate::rx_xsk::XskRx;
+pub(crate) use crate::settings::Settings;
 use crate::steering::Steering;
 use crate::tx::{TxState, TxStats};
-
-/// What ethtool sets; applied when the interface opens.
-#[derive(Clone, Copy)]
-pub(crate) struct Settings {
-    pub(crate) rx: RxConfig,
-    pub(crate) tx_shift: u32,
-    pub(crate) coalesce_usecs: u32,
-    /// `net_dim()` chooses each queue's coalescing timer (`adaptive-rx`).
-    pub(crate) adaptive_rx: bool,
-    /// Queue pairs in use.
-    pub(crate) queues: u32,
-    /// Whether the user chose the buffer size (`ethtool -G rx-buf-len`): it
-    /// then stays across MTU changes while a frame fits. Otherwise it
-    /// follows the MTU ([`default_buf_shift`]).
-    pub(crate) buf_len_chosen: bool,
-    /// The device sends its frames back to itself (`ethtool -K loopback`).
-    pub(crate) loopback: bool,
-    /// Link flow control (`ethtool -A`).
-    pub(crate) pause: Pause,
-}
-
-impl Settings {
-    const DEFAULT: Self = Self {
-        rx: RxConfig::DEFAULT,
-        tx_shift: TX_SHIFT_DEFAULT,
-        coalesce_usecs: 50,
-        adaptive_rx: false,
-        queues: 1,
-        buf_len_chosen: false,
-        loopback: false,
-        // The fabric's design: a receiver short of buffers holds its
-        // senders off rather than drop.
-        pause: Pause { rx: true, tx: true },
-    };
-}
 
 /// Interrupt names of the queue pairs' vectors, as /proc/interrupts shows
 /// them.

@@ -21,10 +21,12 @@
 //!   receive, `udp_merge`, `rx_stats`, `rx_mailbox` and `rx_slot` (a
 //!   stream's buffers), the per-buffer paths `rx_skb` (skbs), `rx_xdp` (an
 //!   XDP program) and `rx_xsk` (zero-copy AF_XDP), each over the one
-//!   before, and `rx`, a queue's receive state, which lends each written
-//!   buffer and the part of its state it needs to the path its frames take.
-//! - `iface`: the per-device state, which owns the queue pairs, the group
-//!   tables and the settings, and brings the interface up and down.
+//!   before, `coalesce` (its coalescing timer), and `rx`, a queue's receive
+//!   state, which lends each written buffer and the part of its state it
+//!   needs to the path its frames take.
+//! - `settings` (what ethtool sets) and `iface`: the per-device state,
+//!   which owns the queue pairs, the group tables and the settings, and
+//!   brings the interface up and down.
 //! - The interface's entry points: `ndo`, `ethtool_ops`, `interrupts`.
 //! - This file: the PCI driver, whose probe registers the interface.
 
@@ -62,6 +64,7 @@ mod rx_slot;
 mod rx_stats;
 mod rx_xdp;
 mod rx_xsk;
+mod settings;
 mod steering;
 mod tx;
 mod udp_merge;

@@ -13,6 +13,8 @@ use kernel::{
     str::CStr, //
 };
 
+pub(crate) use crate::net::ethtool_coalesce::Coalesce;
+use crate::net::ethtool_coalesce::COALESCE_SUPPORTED;
 pub use crate::net::ethtool_rss::{HashFields, HashFlow, RssHashFunc, RxfhUpdate};
 pub use crate::net::ethtool_rxnfc::{FlowAction, FlowRule, FlowType};
 use crate::net::netdev::{Device, Operations, Rtnl};
@@ -192,15 +194,6 @@ pub struct Rings {
     pub rx_buf_len: u32,
 }
 
-/// Interrupt coalescing, as `ethtool -c` shows it.
-#[derive(Clone, Copy, Default, Debug)]
-pub struct Coalesce {
-    /// The longest a received frame waits before the device reports it.
-    pub rx_usecs: u32,
-    /// The driver adapts `rx_usecs` to the traffic (`adaptive-rx`).
-    pub use_adaptive_rx: bool,
-}
-
 /// Link flow control, as `ethtool -a` shows it: pause frames (xoff)
 /// honoured and sent. Negotiating it with the link partner (`autoneg`) is
 /// not offered: a request for it is refused.
@@ -227,11 +220,6 @@ pub struct Channels {
     pub max_combined: u32,
     pub combined: u32,
 }
-
-/// `ETHTOOL_COALESCE_RX_USECS`.
-const COALESCE_RX_USECS: u32 = 1 << 0;
-/// `ETHTOOL_COALESCE_USE_ADAPTIVE_RX`.
-const COALESCE_USE_ADAPTIVE_RX: u32 = 1 << 9;
 
 /// Writes `parts` one after the other into `dst` as a NUL-terminated
 /// string, truncated to fit.
@@ -451,84 +439,6 @@ impl<T: EthtoolOps> EthtoolTable<T> {
 
     /// # Safety
     ///
-    /// `dev` registered for `T`; the structures valid and writable.
-    unsafe extern "C" fn get_coalesce(
-        dev: *mut kernel::bindings::net_device,
-        c: *mut kernel::bindings::ethtool_coalesce,
-        _kc: *mut kernel::bindings::kernel_ethtool_coalesce,
-        _extack: *mut kernel::bindings::netlink_ext_ack,
-    ) -> c_int {
-        // SAFETY: the ethtool core passes a registered device and valid
-        // structures.
-        let (dev, c) = unsafe { (Device::<T>::from_raw_ptr(dev), &mut *c) };
-        Self::fill_coalesce(c, &T::coalesce(dev));
-        0
-    }
-
-    /// Writes `from` into the ethtool core's `c`.
-    fn fill_coalesce(c: &mut kernel::bindings::ethtool_coalesce, from: &Coalesce) {
-        c.rx_coalesce_usecs = from.rx_usecs;
-        c.use_adaptive_rx_coalesce = u32::from(from.use_adaptive_rx);
-    }
-
-    /// What the ethtool core's `c` asks for.
-    fn read_coalesce(c: &kernel::bindings::ethtool_coalesce) -> Coalesce {
-        Coalesce {
-            rx_usecs: c.rx_coalesce_usecs,
-            use_adaptive_rx: c.use_adaptive_rx_coalesce != 0,
-        }
-    }
-
-    /// # Safety
-    ///
-    /// `dev` registered for `T`; `c` valid and writable; called under RTNL
-    /// (the ethtool ioctl's).
-    unsafe extern "C" fn get_per_queue_coalesce(
-        dev: *mut kernel::bindings::net_device,
-        queue: u32,
-        c: *mut kernel::bindings::ethtool_coalesce,
-    ) -> c_int {
-        // SAFETY: the ethtool core passes a registered device and a valid
-        // structure, and holds RTNL.
-        let (dev, c, rtnl) =
-            unsafe { (Device::<T>::from_raw_ptr(dev), &mut *c, Rtnl::assume_held()) };
-        from_result(|| {
-            Self::fill_coalesce(c, &T::queue_coalesce(dev, &rtnl, queue)?);
-            Ok(0)
-        })
-    }
-
-    /// # Safety
-    ///
-    /// As for [`Self::get_per_queue_coalesce`].
-    unsafe extern "C" fn set_per_queue_coalesce(
-        dev: *mut kernel::bindings::net_device,
-        queue: u32,
-        c: *mut kernel::bindings::ethtool_coalesce,
-    ) -> c_int {
-        // SAFETY: as above.
-        let (dev, c, rtnl) = unsafe { (Device::<T>::from_raw_ptr(dev), &*c, Rtnl::assume_held()) };
-        let c = Self::read_coalesce(c);
-        from_result(|| T::set_queue_coalesce(dev, &rtnl, queue, &c).map(|()| 0))
-    }
-
-    /// # Safety
-    ///
-    /// As for [`Self::get_coalesce`].
-    unsafe extern "C" fn set_coalesce(
-        dev: *mut kernel::bindings::net_device,
-        c: *mut kernel::bindings::ethtool_coalesce,
-        _kc: *mut kernel::bindings::kernel_ethtool_coalesce,
-        _extack: *mut kernel::bindings::netlink_ext_ack,
-    ) -> c_int {
-        // SAFETY: as above; the core holds RTNL.
-        let (dev, c, rtnl) = unsafe { (Device::<T>::from_raw_ptr(dev), &*c, Rtnl::assume_held()) };
-        let c = Self::read_coalesce(c);
-        from_result(|| T::set_coalesce(dev, &rtnl, &c).map(|()| 0))
-    }
-
-    /// # Safety
-    ///
     /// `dev` registered for `T`; `ch` valid and writable.
     unsafe extern "C" fn get_channels(
         dev: *mut kernel::bindings::net_device,
@@ -640,7 +550,7 @@ impl<T: EthtoolOps> EthtoolTable<T> {
     }
 
     pub(crate) const TABLE: kernel::bindings::ethtool_ops = kernel::bindings::ethtool_ops {
-        supported_coalesce_params: COALESCE_RX_USECS | COALESCE_USE_ADAPTIVE_RX,
+        supported_coalesce_params: COALESCE_SUPPORTED,
         supported_ring_params:
             kernel::bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_RX_BUF_LEN,
         get_ringparam: Some(Self::get_ringparam),

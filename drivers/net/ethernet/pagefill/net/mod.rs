@@ -10,6 +10,7 @@
 pub(crate) mod bh;
 pub(crate) mod dim;
 pub(crate) mod ethtool;
+pub(crate) mod ethtool_coalesce;
 pub(crate) mod ethtool_rss;
 pub(crate) mod ethtool_rxnfc;
 pub(crate) mod features;
