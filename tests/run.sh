@@ -27,11 +27,10 @@
 # the others are done, two of them run side by side. A test that
 # must not run beside the others (vm_alone=1 in its .test file: the upstream
 # lists, with short timing windows) runs after them, PAGEFILL_ALONE_JOBS at
-# a time (default 4: each flavour's list and its xdp.py, all of which mostly
-# wait, on socat's timeouts and so_txtime's delays; the two lists side by
-# side pass and end about 270 s sooner than one after the other, and xdp.py
-# beside its list ends about when the list does; testbed.rst, "Time of
-# each stage"), the background beside them. A test
+# a time (default 4: the list and each flavour's xdp.py, all of which
+# mostly wait, on socat's timeouts and so_txtime's delays; xdp.py beside
+# the list ends about when the list does; testbed.rst, "Time of each
+# stage"), the background beside them. A test
 # that needs the CPUs to itself (vm_alone=2: upstream-solo, a traffic rate
 # and a tracer's deadline) runs first, one at a time, with nothing beside it.
 set -uo pipefail
