@@ -6,9 +6,9 @@
 # Build (once) a test kernel of the given flavour (fast, debug) in the cache
 # and print its build directory. The build is keyed by the kernel source's
 # version and a hash of the config fragments, the flavour's patch to the
-# source if it has one (scripts/kconfig/FLAVOUR.patch) and this script, so a
-# second run with the same inputs returns at once. --path prints the directory without
-# building.
+# source if it has one (scripts/kconfig/FLAVOUR.patch) and this script,
+# their comments left out (pf_hash_code), so a second run with the same
+# inputs returns at once. --path prints the directory without building.
 #
 # The source is the toolchain root's linux-source-7.3, unpacked once into the
 # cache, unless KSRC= points at another kernel source tree.
@@ -44,7 +44,7 @@ kst_config=$PF_TOP/tests/kselftest/config
 # with patch -p1), is built from a copy of the source of its own.
 patch=$frag_dir/$flavour.patch
 [ -e "$patch" ] || patch=
-key=$(pf_hash "$frag_dir/base.config" "$frag_dir/$flavour.config" "$kst_config" ${patch:+"$patch"} "$0")
+key=$(pf_hash_code "$frag_dir/base.config" "$frag_dir/$flavour.config" "$kst_config" ${patch:+"$patch"} "$0")
 out=$PF_CACHE/kernel/$flavour-$srcver-$key
 
 if [ -n "$only_path" ] || [ -e "$out/.complete" ]; then
@@ -79,7 +79,7 @@ if [ -n "$patch" ]; then
 	# The copy is made of hard links where it can be (the build writes
 	# nothing into the source, and patch writes a file it changes anew,
 	# leaving the original's link alone), keyed by the patch.
-	psrc=$PF_CACHE/src/$(basename "$src")-$flavour-$(pf_hash "$patch")
+	psrc=$PF_CACHE/src/$(basename "$src")-$flavour-$(pf_hash_code "$patch")
 	if [ ! -e "$psrc/.patched" ]; then
 		pf_log "applying $(basename "$patch") to a copy of the source in $psrc"
 		rm -rf "$psrc" "$psrc.tmp"

@@ -19,6 +19,20 @@ pf_die() { pf_log "error: $*"; exit 1; }
 # pf_hash FILE... : short content hash of the given files, in order.
 pf_hash() { cat "$@" | sha256sum | cut -c1-16; }
 
+# pf_hash_code FILE... : pf_hash of what builds from the files: without
+# their comment lines (a line whose first non-blank is '#', but kconfig's
+# "# CONFIG_X is not set", which sets an option) and a patch's description
+# (before its first "diff " or "--- "), so that a reworded comment rebuilds nothing.
+pf_hash_code() {
+	local f
+	for f in "$@"; do
+		case $f in
+		*.patch) awk '/^(diff|---) / { body = 1 } body' "$f" ;;
+		*) awk '/^# CONFIG_[A-Za-z0-9_]+ is not set$/ || !/^[[:space:]]*#/' "$f" ;;
+		esac
+	done | sha256sum | cut -c1-16
+}
+
 # pf_children_cs VAR FILE: sets VAR to the CPU time (user and system) of the
 # calling shell's children that have ended and been waited for,
 # descendants included, in hundredths of a second. Bash's times, which in a
