@@ -10,6 +10,7 @@
 # refused by the program's choice, passed otherwise. A program that drops
 # one port's frames, redirects a second port's to the second NIC and
 # passes the rest has every frame accounted for by both device models.
+# XDP_TX faster than a paced link leaves the stack's frames their turn.
 # Programs are replaced and detached under traffic without a frame lost,
 # a program gets XDP's headroom and room at the tail, and one with
 # xdp.frags sees frames longer than a buffer in several. Needs two NICs.
@@ -39,7 +40,7 @@ if [ -n "$peer_ifindex" ] && { ! command -v clang >/dev/null ||
 	echo "1..0 # SKIP needs clang with the BPF target and the kernel's UAPI headers"
 	exit 4
 fi
-ktap_plan 17
+ktap_plan 18
 # The peer up. Without IPv6, it sends nothing of its own (router
 # solicitations, MLD) that this NIC would count among the frames the tests
 # account for.
@@ -171,6 +172,41 @@ ktap_check "XDP_ABORTED: counted as aborted, the rest passed" eval 'run xdp_abor
 ktap_check "XDP_TX: sent back out through the device, the rest passed" \
 	eval 'run xdp_tx 9001 10000 && took tx && [ "$d_tx_xdp_frames" -eq "$frames" ] &&
 	[ "$d_devtx" -ge "$frames" ] && [ "$d_rx_xdp_errors" -eq 0 ]'
+# XDP_TX on a link slower than what a program sends back: the device model
+# sends 200 frames a second (ctl tx-rate, as a link sends at its rate),
+# the program sends back up to 1000 a second for 12 s on the one queue pair, in
+# a ring of 512, and ping sends the stack's frames on the same ring. The
+# stack's queue, stopped when it finds the ring full of frames sent back,
+# must be woken within the watchdog's 5 s (no transmit timeout), and the
+# stack's frames go out.
+xdp_tx_paced() {
+	combined=$(ethtool -l "$dev" | awk '/^Combined:/ { n = $2 } END { print n }')
+	ethtool -L "$dev" combined 1 && ethtool -G "$dev" tx 512 && attach xdp_tx &&
+		$host ctl 0 tx-rate 200 >/dev/null || return 1
+	ip neigh replace 192.0.2.9 lladdr 02:00:00:00:00:09 dev "$dev" nud permanent
+	timeouts=$(ethtool -S "$dev" | sed -n 's/^ *tx_timeouts: //p')
+	# The stack's frames sent: all but XDP_TX's.
+	stack_out() { echo $(($(pf_qsum "$dev" tx_packets) - $(pf_qsum "$dev" tx_xdp_frames))); }
+	stack=$(stack_out)
+	ping -q -i 0.02 -w 14 192.0.2.9 >/tmp/ping.out 2>&1 &
+	ping=$!
+	send 9001 12000 1000
+	wait "$ping"
+	sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' /tmp/ping.out)
+	$host ctl 0 tx-rate 0 >/dev/null
+	eventually eval '[ $(($(stack_out) - stack)) -ge "${sent:-1}" ]'
+	out=$(($(stack_out) - stack))
+	now=$(ethtool -S "$dev" | sed -n 's/^ *tx_timeouts: //p')
+	echo "# ping sent ${sent:-none}, the stack's frames out $out; transmit timeouts" \
+		"$timeouts before, $now after; sent back $(pf_qsum "$dev" rx_xdp_tx)," \
+		"refused $(pf_qsum "$dev" rx_xdp_errors)"
+	ip neigh del 192.0.2.9 dev "$dev"
+	ip link set dev "$dev" xdpdrv off && ethtool -G "$dev" tx "$tx_ring" &&
+		ethtool -L "$dev" combined "$combined" &&
+		[ "${sent:-0}" -gt 0 ] && [ "$out" -ge "$sent" ] && [ "$now" = "$timeouts" ]
+}
+ktap_check "XDP_TX faster than the link, the stack's frames beside: its queue wakes, no timeout" \
+	xdp_tx_paced
 # Frames to 9002 go to the peer NIC, which sends them to group 4095:
 # every one is accounted for by the driver's counters on both NICs and
 # by both device models (the peer's sent them; this one, as no NIC joined

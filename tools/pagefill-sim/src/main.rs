@@ -7,7 +7,7 @@
 //!     serve one NIC to QEMU over vfio-user until QEMU disconnects
 //! pagefill-sim ctl PATH COMMAND...
 //!     send a control command (stats, link up|down, fault MODE [EVERY],
-//!     fault off, stall MS, dead) to a NIC's control socket
+//!     fault off, stall MS, tx-rate FPS, dead) to a NIC's control socket
 //! pagefill-sim gen --fabric DIR --nodes A-B --groups A-B --size BYTES
 //!     --count N [--rate FPS] [--eot-every N] [--give-up-ms MS [--receiver-pids PID,...]]
 //!     --dst-mac MAC --dst-ip IP [--src-ip IP] [--dport PORT] [--group-weight G=N,...]

@@ -159,6 +159,13 @@ pub fn control_command(nic: &Mutex<Nic>, line: &str) -> String {
             }
             Err(e) => format!("error: {e}\n"),
         },
+        (Some("tx-rate"), Some(fps), None) => match fps.parse::<u32>() {
+            Ok(fps) => {
+                n.tx.pace.set(fps);
+                "ok\n".into()
+            }
+            Err(e) => format!("error: {e}\n"),
+        },
         (Some("dead"), None, None) => {
             n.dead = true;
             "ok\n".into()

@@ -41,6 +41,63 @@ pub struct TxEngine {
     /// Scratch space for gathering a frame.
     frame: Vec<u8>,
     msg: Vec<u8>,
+    /// The link's rate (a control command's), which reset leaves alone.
+    pub(crate) pace: LinkPace,
+}
+
+/// The rate at which the link takes frames, as a real one sends at its
+/// line rate however fast the host fills the ring: a token bucket of 10 ms
+/// of frames, refilled with time. Rate 0 (the default): as fast as the
+/// fabric takes them.
+#[derive(Default)]
+pub struct LinkPace {
+    /// Frames a second; 0: unpaced.
+    rate: u32,
+    /// Frames the link may send now.
+    credit: f64,
+    /// When the credit was last refilled.
+    at: Option<Instant>,
+}
+
+impl LinkPace {
+    /// Sets the rate, frames a second (0: unpaced), with a full bucket.
+    pub fn set(&mut self, rate: u32) {
+        *self = Self {
+            rate,
+            ..Self::default()
+        };
+        self.credit = self.burst();
+    }
+
+    /// The bucket's size: 10 ms of the rate, at least one frame.
+    fn burst(&self) -> f64 {
+        (f64::from(self.rate) / 100.0).max(1.0)
+    }
+
+    /// Whether the link is paced at all.
+    pub fn paced(&self) -> bool {
+        self.rate != 0
+    }
+
+    /// Whether a frame may go at `now`, the credit refilled first.
+    pub fn may_send(&mut self, now: Instant) -> bool {
+        if self.rate == 0 {
+            return true;
+        }
+        let since = self
+            .at
+            .map_or(0.0, |at| now.saturating_duration_since(at).as_secs_f64());
+        self.credit = (self.credit + since * f64::from(self.rate)).min(self.burst());
+        self.at = Some(now);
+        self.credit >= 1.0
+    }
+
+    /// A frame went: one less in the bucket.
+    pub fn sent(&mut self) {
+        if self.rate != 0 {
+            self.credit -= 1.0;
+        }
+    }
 }
 
 impl TxEngine {
@@ -101,7 +158,9 @@ impl Nic {
             if head == tail || tail.wrapping_sub(head) > 1 << self.queues[q].tx_shift {
                 break;
             }
-            if self.port.backlog() > fabric::MAX_IN_FLIGHT {
+            if self.port.backlog() > fabric::MAX_IN_FLIGHT
+                || (self.tx.pace.paced() && !self.tx.pace.may_send(Instant::now()))
+            {
                 break; // the link is busy: the engine's tick resumes us
             }
             frame.clear();
@@ -171,6 +230,7 @@ impl Nic {
                 }
                 self.counters.tx_frames += 1;
                 self.counters.tx_bytes += frame.len() as u64;
+                self.tx.pace.sent();
             }
             self.tx.queues[q].head = idx;
         }
@@ -254,5 +314,53 @@ impl Nic {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LinkPace;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn unpaced_link_always_sends() {
+        let mut p = LinkPace::default();
+        let now = Instant::now();
+        assert!(!p.paced());
+        for _ in 0..1000 {
+            assert!(p.may_send(now));
+            p.sent();
+        }
+    }
+
+    #[test]
+    fn paced_link_sends_its_rate() {
+        let mut p = LinkPace::default();
+        p.set(10_000);
+        let t0 = Instant::now();
+        // A full bucket: 10 ms of frames at once, then none.
+        let mut n = 0;
+        while p.may_send(t0) {
+            p.sent();
+            n += 1;
+        }
+        assert_eq!(n, 100);
+        // A second later, 10 000 frames more, sent as they are earned.
+        for ms in 1..=1000 {
+            let now = t0 + Duration::from_millis(ms);
+            while p.may_send(now) {
+                p.sent();
+                n += 1;
+            }
+        }
+        assert!((10_090..=10_110).contains(&n), "{n}");
+        // Idle time earns no more than a bucket.
+        let later = t0 + Duration::from_secs(10);
+        let mut burst = 0;
+        while p.may_send(later) {
+            p.sent();
+            burst += 1;
+        }
+        assert_eq!(burst, 100);
     }
 }

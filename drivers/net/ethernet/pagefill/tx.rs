@@ -428,7 +428,11 @@ impl TxState {
     /// Queues a frame an XDP program sent back (`XDP_TX`), a descriptor for
     /// each of its buffers, in a poll of the queue's NAPI instance; the
     /// doorbell waits for the poll's end ([`Self::ring_doorbell`]). The
-    /// buffer back, unmapped, if the ring is full.
+    /// buffer back, unmapped, if the ring is full or the stack's queue is
+    /// stopped: as `ndo_xdp_xmit` does, XDP_TX then waits for the ring to
+    /// drain to where [`Self::clean`] wakes the stack, which a program
+    /// sending back faster than the link sends would otherwise keep above
+    /// that mark until the watchdog reset the device.
     pub(crate) fn xmit_xdp<T: Operations>(
         &mut self,
         dev: &Device<T>,
@@ -436,10 +440,10 @@ impl TxState {
         frame: XdpTxFrame,
         group: u16,
     ) -> core::result::Result<(), XdpBuf> {
-        let descs = self
-            .xdp_fits(frame.len() as usize, frame.nr_parts())
-            .then(|| self.write_parts(rings, frame.parts(), group, None))
-            .flatten();
+        let descs = (self.xdp_fits(frame.len() as usize, frame.nr_parts())
+            && !dev.tx_stopped(self.queue))
+        .then(|| self.write_parts(rings, frame.parts(), group, None))
+        .flatten();
         let Some(descs) = descs else {
             // SAFETY: the tail was not moved: the device never saw the
             // frame.
