@@ -72,12 +72,12 @@ enum Proof {
     /// the device wrote this many bytes and let go of it.
     Written(usize),
     /// The device took a later buffer from the stream's entry (the entry
-    /// read empty) while holding this one: it closed this buffer with a
+    /// read empty) while holding this one, or reported the stream starved
+    /// with no take since: either way it closed this buffer with a
     /// completion that was lost, and let go.
     Superseded,
-    /// A starvation report counted the take of this buffer or said the
-    /// device held none (so it was done with it), no DATA completion named
-    /// it, and then the group's
+    /// A starvation report counted the take of this buffer (so the device
+    /// was done with it), no DATA completion named it, and then the group's
     /// `FLUSHED` marker came, before which every buffer the device held of
     /// the group came back.
     ReportedThenFlushed,
@@ -106,9 +106,10 @@ fn reclaim(buf: DeviceBuf, proof: Proof) -> CpuBuf {
     //   the stream: the device wrote it and holds no buffer of the stream
     //   after a DATA completion but the next one taken from the entry;
     // - `Superseded`: the device holds one buffer a stream at a time, and
-    //   it took a later one from the entry;
-    // - `ReportedThenFlushed`: the device reported being done with it (a
-    //   starvation report), and whatever it held of
+    //   it took a later one from the entry, or reported a starvation
+    //   (holding none) with no take since this one;
+    // - `ReportedThenFlushed`: the device reported being done with it (the
+    //   starvation report that counted its take), and whatever it held of
     //   the group came back before the group's `FLUSHED` marker;
     // - `NeverTaken`: the entry never held the buffer, or it still held it
     //   after `GROUP_FLUSH` and was cleared, and the device reads neither
@@ -185,11 +186,10 @@ pub(crate) struct Slot {
     posted: Option<DeviceBuf>,
     /// Taken by the device, being filled.
     device: Option<DeviceBuf>,
-    /// A starvation report said the device is done with `device` (it
-    /// counted its take, [`Self::take_posted_reported_done`], or said the
-    /// device holds none, [`Self::starved_reported_done`]): unless a `DATA`
-    /// completion names it or the device takes the next, the group's
-    /// `FLUSHED` marker ends it as lost, not as held past the flush.
+    /// `device` was taken as a starvation report counted (see
+    /// [`Self::take_posted_reported_done`]), which says the device is done
+    /// with it: unless a `DATA` completion names it, the group's `FLUSHED`
+    /// marker ends it as lost, not as held past the flush.
     device_reported_done: bool,
     /// Starvation reports answered with an XON while a buffer was posted,
     /// since a completion last named the stream.
@@ -283,8 +283,8 @@ impl Slot {
     /// being empty proves the take, not that it came before the report: a
     /// report read late finds the entry as the truth would, the device
     /// having taken the buffer since, and its DATA completion follows. So
-    /// the buffer stays the device's until that completion, the next take,
-    /// or the group's flush.
+    /// the buffer stays the device's until that completion, the next take
+    /// or starvation, or the group's flush.
     pub(crate) fn take_posted_reported_done(
         &mut self,
         rings: &Rings,
@@ -311,16 +311,16 @@ impl Slot {
     }
 
     /// A STARVED report with no take since the last completion naming the
-    /// stream (`cqe.taken()` equals the count): the device says it holds no
-    /// buffer of the stream, so one it held closed with a completion that
-    /// was lost. On that word alone the buffer is not given back: as after
-    /// [`Self::take_posted_reported_done`], it stays the device's until a
-    /// `DATA` completion names it, the device takes the next (the entry
-    /// read empty), or the group's flush ends it as lost.
-    pub(crate) fn starved_reported_done(&mut self, cqe: &RawCqe) {
-        if cqe.kind() == rx_kind::STARVED && cqe.taken() == self.taken && self.device.is_some() {
-            self.device_reported_done = true;
+    /// stream (`cqe.taken()` equals the count): the device holds no buffer of
+    /// the stream, so one it held closed with a completion that was lost,
+    /// and comes back (its frames lost). Nothing for another report.
+    pub(crate) fn starved_holding_none(&mut self, cqe: &RawCqe) -> Option<CpuBuf> {
+        if cqe.kind() != rx_kind::STARVED || cqe.taken() != self.taken {
+            return None;
         }
+        self.device
+            .take()
+            .map(|buf| reclaim(buf, Proof::Superseded))
     }
 
     /// The group's `FLUSHED` marker: the buffer still in entry `entry` of

@@ -127,15 +127,15 @@ impl RxState {
                     // entry as the truth would, the device having taken
                     // the buffer since, and its DATA completion follows.
                     // So the buffer stays the device's until that
-                    // completion, the next take, or the
+                    // completion, the next take or starvation, or the
                     // group's flush settles it; the one it held before
                     // goes back.
                     if self.take_posted(rings, gi, node, true).is_err() {
                         self.bad_completion();
                         return;
                     }
-                } else {
-                    self.groups[gi].slots[node].starved_reported_done(cqe);
+                } else if let Some(held) = self.groups[gi].slots[node].starved_holding_none(cqe) {
+                    Self::recycle_lost(&mut self.outstanding, &mut self.stats, held);
                 }
                 self.groups[gi].slots[node].record_taken(cqe);
                 self.starved(gi, node);
@@ -237,9 +237,9 @@ impl RxState {
     /// sender: XON is owed once the entry has a buffer, at once if one was
     /// posted since the device looked.
     ///
-    /// A buffer taken with both its completions lost comes back once the
-    /// device takes the next (see [`Self::completion`]) or the group is
-    /// flushed, not on the starvation report's word. A stream that keeps starving with a buffer
+    /// A buffer taken with both its completions lost comes back at the
+    /// starvation report that follows, by its take count (see
+    /// [`Self::completion`]). A stream that keeps starving with a buffer
     /// posted all the same is stuck (a device not keeping its count finds
     /// the entry empty after every XON): the device is reset.
     fn starved(&mut self, gi: usize, node: usize) {
