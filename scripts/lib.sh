@@ -22,7 +22,8 @@ pf_hash() { cat "$@" | sha256sum | cut -c1-16; }
 # pf_hash_code FILE... : pf_hash of what builds from the files: without
 # their comment lines (a line whose first non-blank is '#', but kconfig's
 # "# CONFIG_X is not set", which sets an option) and a patch's description
-# (before its first "diff " or "--- "), so that a reworded comment rebuilds nothing.
+# (before its first "diff " or "--- "), so that a reworded comment
+# rebuilds nothing.
 pf_hash_code() {
 	local f
 	for f in "$@"; do

@@ -440,10 +440,14 @@ impl TxState {
         frame: XdpTxFrame,
         group: u16,
     ) -> core::result::Result<(), XdpBuf> {
-        let descs = (self.xdp_fits(frame.len() as usize, frame.nr_parts())
-            && !dev.tx_stopped(self.queue))
-        .then(|| self.write_parts(rings, frame.parts(), group, None))
-        .flatten();
+        // A stopped stack queue means a ring at least half full (the cleanup
+        // wakes it below that), so its state is read only then, not for
+        // every frame of a ring with room.
+        let stack_stopped =
+            self.tail.wrapping_sub(self.clean) >= self.ring() / 2 && dev.tx_stopped(self.queue);
+        let descs = (self.xdp_fits(frame.len() as usize, frame.nr_parts()) && !stack_stopped)
+            .then(|| self.write_parts(rings, frame.parts(), group, None))
+            .flatten();
         let Some(descs) = descs else {
             // SAFETY: the tail was not moved: the device never saw the
             // frame.
